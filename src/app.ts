@@ -1,0 +1,105 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { Scalar } from '@scalar/hono-api-reference';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Deps } from './deps';
+import { AppError } from './core/errors';
+import { envelope, okBody } from './core/envelope';
+import { errorHandler, notFoundHandler } from './http/errors';
+import { createRouter } from './http/router';
+import { newTraceId, traceIdFromParent } from './http/trace';
+import './http/context';
+import { authRoutes } from './modules/auth/auth.routes';
+import { dummyHash } from './modules/auth/login.service';
+import { loginUserRoutes } from './modules/login-user/login-user.routes';
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+const healthRoute = createRoute({
+  method: 'get',
+  path: '/health',
+  tags: ['Infrastructure'],
+  summary: 'Liveness probe',
+  responses: {
+    200: { description: 'Alive', content: { 'application/json': { schema: envelope(z.object({ ok: z.literal(true) })) } } },
+  },
+});
+
+/** Builds the whole HTTP app from its dependencies; the only place route groups are mounted. */
+export function createApp(deps: Deps) {
+  const { config, log } = deps;
+  // Warm the unknown-user hash now, so the first failed login costs what every other one does.
+  void dummyHash(deps.hasher).catch(() => undefined);
+
+  const app = createRouter();
+  app.use('*', async (c, next) => {
+    const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
+    c.set('deps', deps);
+    c.set('traceId', traceId);
+    const started = config.LOG_REQUESTS ? deps.clock.now() : 0;
+    await next();
+    c.res.headers.set('X-Trace-Id', traceId);
+    if (config.LOG_REQUESTS) {
+      log.log('info', 'request', {
+        traceId,
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: deps.clock.now() - started,
+      });
+    }
+  });
+  app.use(
+    '*',
+    cors({
+      origin: (origin) => (config.CORS_ORIGINS.includes(origin) ? origin : null),
+      allowMethods: ['GET', 'POST', 'OPTIONS'],
+      allowHeaders: ['Authorization', 'Content-Type', 'traceparent'],
+      exposeHeaders: ['X-Trace-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Content-Range'],
+      maxAge: 600,
+    }),
+  );
+  // Images and files are embedded by an SPA on another origin through signed links.
+  app.use('*', secureHeaders({ crossOriginResourcePolicy: 'cross-origin' }));
+  const jsonLimit = bodyLimit({
+    maxSize: JSON_BODY_LIMIT,
+    onError: () => {
+      throw new AppError('PAYLOAD_TOO_LARGE', 'Request body exceeds the 1 MiB limit');
+    },
+  });
+  // Upload routes stream and enforce their own, larger limits.
+  app.use('*', (c, next) => (c.req.path.endsWith('/upload') ? next() : jsonLimit(c, next)));
+  app.onError(errorHandler(log));
+  app.notFound(notFoundHandler);
+
+  const routes = app
+    .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
+    .route('/', authRoutes)
+    .route('/', loginUserRoutes);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'The token from POST /auth/login. Each operation lists its permission code in x-permission.',
+  });
+  if (config.DOCS_ENABLED) {
+    let doc: unknown;
+    app.get('/openapi.json', (c) => {
+      doc ??= app.getOpenAPI31Document({
+        openapi: '3.1.0',
+        info: {
+          title: 'Edge Admin API',
+          version: '1.0.0',
+          description: 'Back-office administration backend. Every response is the envelope {status, msg, data, traceId}.',
+        },
+      });
+      return c.json(doc);
+    });
+    app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'Edge Admin API' }));
+  }
+  return routes;
+}
+
+export type AppType = ReturnType<typeof createApp>;

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+const bool = (def: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { message: 'must be true or false' })
+    .default(def ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
+
+const int = (def: number, min: number, max: number) =>
+  z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be an integer')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`)
+    .default(def);
+
+const list = z
+  .string()
+  .default('')
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+
+const MiB = 1024 * 1024;
+
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: int(3000, 1, 65535),
+    HOST: z.string().default('0.0.0.0'),
+    DATABASE_PATH: z.string().min(1).default('./data/admin.db'),
+    FILES_DIR: z.string().min(1).default('./data/files'),
+    JWT_SECRET: z.string().optional(),
+    JWT_ISSUER: z.string().min(1).default('edge-admin'),
+    TOKEN_TTL_SECONDS: int(2592000, 60, 10 * 365 * 86400),
+    CAPTCHA_ENABLED: bool(true),
+    CAPTCHA_TTL_SECONDS: int(120, 10, 3600),
+    CAPTCHA_PER_MINUTE: int(30, 1, 10000),
+    ADMIN_LOGIN_NAME: z.string().regex(/^[A-Za-z0-9_.@-]{2,64}$/, 'must be 2-64 letters, digits or _.@-').default('admin'),
+    ADMIN_PASSWORD: z.string().optional(),
+    PASSWORD_MIN_LENGTH: int(8, 8, 128),
+    CORS_ORIGINS: list,
+    MAX_UPLOAD_BYTES: int(50 * MiB, 1, 2 ** 40),
+    MAX_IMAGE_BYTES: int(10 * MiB, 1, 2 ** 40),
+    LOG_RETENTION_DAYS: int(180, 0, 36500),
+    LINK_TTL_SECONDS: int(3600, 10, 7 * 86400),
+    PAGE_SIZE_MAX: int(100, 1, 1000),
+    TRUST_PROXY: bool(false),
+    DOCS_ENABLED: bool(true),
+    LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+    LOG_REQUESTS: bool(true),
+  })
+  .superRefine((c, ctx) => {
+    if (c.NODE_ENV === 'production' && (!c.JWT_SECRET || new TextEncoder().encode(c.JWT_SECRET).length < 32)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'is required and must be at least 32 bytes when NODE_ENV=production',
+      });
+    }
+    if (c.JWT_SECRET !== undefined && new TextEncoder().encode(c.JWT_SECRET).length < 32) {
+      ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'must be at least 32 bytes' });
+    }
+  });
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses configuration from a plain record (process.env on Bun, env bindings on Workers).
+ * Empty strings count as unset. Throws ConfigError with one line naming the first bad variable.
+ */
+export function parseConfig(record: Record<string, unknown>): Config {
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(record)) {
+    if (typeof v === 'string' && v.trim() === '') continue;
+    clean[k] = typeof v === 'string' ? v.trim() : v;
+  }
+  const result = schema.safeParse(clean);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const name = String(issue.path[0] ?? 'configuration');
+    throw new ConfigError(`Invalid configuration: ${name} ${issue.message}`);
+  }
+  return result.data;
+}
+
+/** Test and tooling convenience: the defaults with some values overridden. */
+export function configWith(overrides: Record<string, string> = {}): Config {
+  return parseConfig({ NODE_ENV: 'test', ...overrides });
+}

@@ -1,0 +1,49 @@
+/**
+ * Purpose-bound HMAC keys derived from the one configured secret, so a token signature can never
+ * be replayed as a captcha hash or a file-link signature. Imported once per app, then reused.
+ */
+export interface AppKeys {
+  jwt(): Promise<CryptoKey>;
+  captcha(): Promise<CryptoKey>;
+  links(): Promise<Uint8Array>;
+}
+
+const enc = new TextEncoder();
+
+async function derive(secret: Uint8Array, purpose: string): Promise<Uint8Array> {
+  const base = await crypto.subtle.importKey('raw', secret as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return new Uint8Array(await crypto.subtle.sign('HMAC', base, enc.encode(`edge-admin:${purpose}`)));
+}
+
+async function hmacKey(raw: Uint8Array): Promise<CryptoKey> {
+  return crypto.subtle.importKey('raw', raw as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
+
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}
+
+export function createKeys(secret: Uint8Array): AppKeys {
+  return {
+    jwt: once(async () => hmacKey(await derive(secret, 'jwt'))),
+    captcha: once(async () => hmacKey(await derive(secret, 'captcha'))),
+    links: once(() => derive(secret, 'links')),
+  };
+}
+
+/** Lower-case hex HMAC-SHA256 of `message`. */
+export async function hmacHex(key: CryptoKey, message: string): Promise<string> {
+  const sig = new Uint8Array(await crypto.subtle.sign('HMAC', key, enc.encode(message)));
+  let out = '';
+  for (const b of sig) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+/** Compares two strings without an early exit, so timing does not reveal the matching prefix. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  let diff = a.length ^ b.length;
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
+  return diff === 0;
+}

@@ -1,0 +1,150 @@
+import { z } from '@hono/zod-openapi';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import { badRequest } from './errors';
+
+/**
+ * The one page mechanism behind every `.../page` action: request and response schemas (named for
+ * OpenAPI), the filter helpers, and runPage() which applies sort, limit/offset and the optional count.
+ */
+
+export const SORT_ORDERS = ['asc', 'desc'] as const;
+/** Longest search text a LIKE filter accepts; longer patterns only cost time. */
+export const LIKE_MAX = 64;
+
+export function pageRequestSchema<P extends z.ZodObject, S extends string>(name: string, params: P, sortFields: readonly [S, ...S[]]) {
+  return z
+    .strictObject({
+      pageNo: z.number().int('must be an integer').min(1, 'must be at least 1').max(10_000_000).default(1),
+      pageSize: z.number().int('must be an integer').min(1, 'must be at least 1').max(1000, 'must be at most 1000').default(10),
+      params: params.default({} as never),
+      sortField: z.enum(sortFields as unknown as [S, ...S[]]).optional(),
+      sortOrder: z.enum(SORT_ORDERS).default('desc'),
+      searchCount: z.boolean().default(true),
+    })
+    .openapi(name);
+}
+
+export function pageResponseSchema<R extends z.ZodType>(name: string, record: R) {
+  return z
+    .object({
+      records: z.array(record),
+      total: z.number().int(),
+      size: z.number().int(),
+      current: z.number().int(),
+      pages: z.number().int(),
+      searchCount: z.boolean(),
+    })
+    .openapi(name);
+}
+
+export interface PageRequest<S extends string = string> {
+  pageNo: number;
+  pageSize: number;
+  sortField?: S | undefined;
+  sortOrder: 'asc' | 'desc';
+  searchCount: boolean;
+}
+
+export interface PageResult<R> {
+  records: R[];
+  total: number;
+  size: number;
+  current: number;
+  pages: number;
+  searchCount: boolean;
+}
+
+/** A search-text filter: trimmed, non-empty, at most LIKE_MAX characters. */
+export const likeText = () => z.string().trim().min(1, 'must not be empty').max(LIKE_MAX, `must be at most ${LIKE_MAX} characters`);
+
+/** ISO date (`2026-11-22`) or date-time; bounds of a createdFrom/createdTo range. */
+const isoDateOrTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })], { message: 'must be an ISO 8601 date or date-time' });
+export const dateRangeParams = { createdFrom: isoDateOrTime.optional(), createdTo: isoDateOrTime.optional() };
+
+/** `%`, `_` and `\` in user text match themselves: they are escaped and the LIKE uses ESCAPE '\'. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
+/** `column LIKE '%text%'` with the text bound as a parameter and matched literally. */
+export function whereContains<QB extends SelectQueryBuilder<any, any, any>>(qb: QB, column: string, text: string | undefined): QB {
+  if (text === undefined) return qb;
+  return qb.where(sql<boolean>`${sql.ref(column)} LIKE ${containsPattern(text)} ESCAPE '\\'`) as QB;
+}
+
+/** Inclusive created-at range; a date-only `createdTo` covers that whole day. */
+export function whereCreatedBetween<QB extends SelectQueryBuilder<any, any, any>>(
+  qb: QB,
+  column: string,
+  range: { createdFrom?: string | undefined; createdTo?: string | undefined },
+): QB {
+  let q = qb;
+  if (range.createdFrom) q = q.where(sql.ref(column), '>=', new Date(range.createdFrom).toISOString()) as QB;
+  if (range.createdTo) {
+    const to = /^\d{4}-\d{2}-\d{2}$/.test(range.createdTo) ? `${range.createdTo}T23:59:59.999Z` : new Date(range.createdTo).toISOString();
+    q = q.where(sql.ref(column), '<=', to) as QB;
+  }
+  if (range.createdFrom && range.createdTo && new Date(range.createdFrom) > new Date(range.createdTo)) {
+    throw badRequest('params.createdFrom: must not be after createdTo');
+  }
+  return q;
+}
+
+/**
+ * Runs a page query. `filtered` holds the FROM and WHERE parts only; `select` adds the columns.
+ * The sort column comes from the operation's whitelist (never from client text), with `id` as a
+ * tie-breaker so pages are stable.
+ */
+export async function runPage<S extends string, Row, R>(
+  req: PageRequest<S>,
+  opts: {
+    maxPageSize: number;
+    filtered: SelectQueryBuilder<any, any, any>;
+    select: (qb: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, Row>;
+    sortColumns: Record<S, string>;
+    defaultSort: S;
+    idColumn: string;
+    map: (row: Row) => R;
+  },
+): Promise<PageResult<R>> {
+  if (req.pageSize > opts.maxPageSize) throw badRequest(`pageSize: must be at most ${opts.maxPageSize}`);
+  const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
+  const rows = await opts
+    .select(opts.filtered)
+    .orderBy(sql.ref(column), req.sortOrder)
+    .orderBy(sql.ref(opts.idColumn), req.sortOrder)
+    .limit(req.pageSize)
+    .offset((req.pageNo - 1) * req.pageSize)
+    .execute();
+  let total = 0;
+  if (req.searchCount) {
+    const row = await opts.filtered.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    total = Number((row as { n?: number } | undefined)?.n ?? 0);
+  }
+  return {
+    records: rows.map(opts.map),
+    total,
+    size: req.pageSize,
+    current: req.pageNo,
+    pages: req.searchCount ? Math.ceil(total / req.pageSize) : 0,
+    searchCount: req.searchCount,
+  };
+}
+
+/** Ids of batch actions: positive safe integers, 1..100 of them, duplicates folded. */
+export const idSchema = z.number({ message: 'must be a number' }).int('must be an integer').positive('must be positive').max(Number.MAX_SAFE_INTEGER, 'is too large');
+export const idsSchema = z
+  .array(idSchema, { message: 'must be an array of ids' })
+  .min(1, 'must contain at least one id')
+  .max(100, 'must contain at most 100 ids')
+  .transform((ids) => [...new Set(ids)]);
+
+/** `?id=` query parameter: digits only, a positive safe integer. */
+export const idQuerySchema = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer')
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n), 'is too large')
+    .openapi({ param: { name: 'id', in: 'query' }, example: '1', type: 'integer' }),
+});

@@ -1,0 +1,25 @@
+/**
+ * The permission codes of every built-in operation, grouped the way migrations/0001 seeds them as
+ * menus: one directory per module, one menu per page, one button per code. Routes declare one of
+ * these codes; a test checks that each declared code is seeded.
+ */
+export const PERMISSION_CODES = [
+  'sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:user:edit', 'sys:user:delete',
+  'sys:user:changeStatus', 'sys:user:resetPassword', 'sys:user:grantRole', 'sys:user:ownRole',
+  'sys:role:page', 'sys:role:list', 'sys:role:detail', 'sys:role:add', 'sys:role:edit', 'sys:role:delete',
+  'sys:role:changeStatus', 'sys:role:grantMenu', 'sys:role:ownMenu',
+  'sys:menu:tree', 'sys:menu:detail', 'sys:menu:add', 'sys:menu:edit', 'sys:menu:delete',
+  'sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download',
+  'sys:image:upload', 'sys:image:page', 'sys:image:detail', 'sys:image:delete', 'sys:image:preview',
+  'sys:loginLog:page', 'sys:loginLog:delete', 'sys:loginLog:clear',
+  'sys:opLog:page', 'sys:opLog:detail', 'sys:opLog:delete', 'sys:opLog:clear',
+  'sys:online:page', 'sys:online:forceLogout',
+] as const;
+
+export type PermissionCode = (typeof PERMISSION_CODES)[number];
+
+/** The built-in role that passes every permission check. */
+export const SUPER_ADMIN_ROLE = 'superAdmin';
+
+/** `module:resource:action`, each part a letter followed by letters or digits. */
+export const PERMISSION_FORMAT = /^[a-z][A-Za-z0-9]*:[a-z][A-Za-z0-9]*:[a-z][A-Za-z0-9]*$/;

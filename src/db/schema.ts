@@ -1,0 +1,152 @@
+import type { Generated, Insertable, Selectable } from 'kysely';
+
+/** Kysely view of the tables created by migrations/. Times are ISO 8601 UTC strings. */
+export interface Database {
+  users: UsersTable;
+  roles: RolesTable;
+  menus: MenusTable;
+  user_role: { user_id: number; role_id: number };
+  role_menu: { role_id: number; menu_id: number };
+  sessions: SessionsTable;
+  captchas: CaptchasTable;
+  rate_limits: RateLimitsTable;
+  login_log: LoginLogTable;
+  op_log: OpLogTable;
+  blobs: BlobsTable;
+  files: FilesTable;
+}
+
+export type Status = 'enabled' | 'disabled';
+
+export interface UsersTable {
+  id: Generated<number>;
+  login_name: string;
+  password_hash: string;
+  nick_name: string;
+  email: string | null;
+  phone: string | null;
+  avatar: string | null;
+  status: Status;
+  remark: string | null;
+  last_login_at: string | null;
+  last_login_ip: string | null;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RolesTable {
+  id: Generated<number>;
+  name: string;
+  code: string;
+  sort: Generated<number>;
+  status: Status;
+  remark: string | null;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export type MenuType = 'directory' | 'menu' | 'button';
+
+export interface MenusTable {
+  id: Generated<number>;
+  parent_id: number;
+  title: string;
+  type: MenuType;
+  path: string | null;
+  component: string | null;
+  icon: string | null;
+  permission: string | null;
+  sort: Generated<number>;
+  hidden: Generated<number>;
+  status: Status;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: number;
+  ip: string;
+  user_agent: string;
+  browser: string;
+  os: string;
+  login_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface CaptchasTable {
+  key: string;
+  answer_hash: string;
+  ip: string;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface RateLimitsTable {
+  key: string;
+  count: number;
+  window_start: string;
+  locked_until: string | null;
+}
+
+export interface LoginLogTable {
+  id: Generated<number>;
+  login_name: string;
+  user_id: number | null;
+  status: 'success' | 'failure';
+  msg: string;
+  ip: string;
+  user_agent: string;
+  browser: string;
+  os: string;
+  country: string | null;
+  city: string | null;
+  trace_id: string;
+  created_at: string;
+}
+
+export interface OpLogTable {
+  id: Generated<number>;
+  module: string;
+  action: string;
+  method: string;
+  path: string;
+  operator_id: number | null;
+  operator_name: string | null;
+  ip: string;
+  user_agent: string;
+  params: string;
+  status: number;
+  error_msg: string | null;
+  duration_ms: number;
+  trace_id: string;
+  created_at: string;
+}
+
+export interface BlobsTable {
+  sha256: string;
+  size: number;
+  ref_count: number;
+  created_at: string;
+}
+
+export interface FilesTable {
+  id: Generated<number>;
+  kind: 'file' | 'image';
+  name: string;
+  extension: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  width: number | null;
+  height: number | null;
+  created_by: number | null;
+  created_at: string;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;

@@ -1,0 +1,27 @@
+import type { Context } from 'hono';
+import type { Kysely } from 'kysely';
+import type { Config } from './config';
+import type { Database } from './db/schema';
+import type { AppKeys } from './core/keys';
+import type { Atomic, BlobStore, Clock, Ids, Logger, PasswordHasher } from './core/ports';
+
+/** Request facts only the runtime knows: the socket address and, on Workers, the location. */
+export interface ClientFacts {
+  socketAddress(c: Context): string | undefined;
+  location?(c: Context): { country: string | null; city: string | null };
+}
+
+/** Everything the app needs from the outside, chosen once by an entry point. */
+export interface Deps {
+  config: Config;
+  db: Kysely<Database>;
+  atomic: Atomic;
+  hasher: PasswordHasher;
+  blobs?: BlobStore;
+  clock: Clock;
+  ids: Ids;
+  log: Logger;
+  client: ClientFacts;
+  /** Purpose-bound keys derived from JWT_SECRET (createKeys). */
+  keys: AppKeys;
+}

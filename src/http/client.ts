@@ -1,0 +1,18 @@
+import type { Context } from 'hono';
+import type { Deps } from '../deps';
+import { parseUserAgent } from '../core/user-agent';
+
+/** The caller's address: the socket's, or the first X-Forwarded-For hop when TRUST_PROXY is set. */
+export function clientIp(deps: Deps, c: Context): string {
+  if (deps.config.TRUST_PROXY) {
+    const xff = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
+    if (xff) return xff.slice(0, 64);
+  }
+  return (deps.client.socketAddress(c) ?? '').slice(0, 64);
+}
+
+/** What the logs record about the caller's device. */
+export function clientInfo(deps: Deps, c: Context) {
+  const userAgent = (c.req.header('user-agent') ?? '').slice(0, 512);
+  return { ip: clientIp(deps, c), userAgent, ...parseUserAgent(userAgent) };
+}

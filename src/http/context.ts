@@ -1,0 +1,26 @@
+/** The authenticated caller, as the auth middleware found it on this request. */
+export interface AuthUser {
+  userId: number;
+  loginName: string;
+  sessionId: string;
+  isSuperAdmin: boolean;
+}
+
+import type { Deps } from '../deps';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    deps: Deps;
+    /** Replaces the request body as the op-log params when the body is not JSON (uploads). */
+    opParams: unknown;
+    traceId: string;
+    auth: AuthUser;
+    /** Set by the error mapper so the op-log recorder can store what the client was told. */
+    errorMsg: string;
+    /** Whether the caller holds the code the route declared (computed with authentication). */
+    permitted: boolean;
+  }
+}
+
+export type AppEnv = { Bindings: unknown };
+

@@ -1,0 +1,26 @@
+import type { RouteConfig } from '@hono/zod-openapi';
+import type { PermissionCode } from '../core/permissions';
+import { authenticate, enforcePermission } from './auth';
+import { recordOperation } from './op-log';
+import { commonErrors } from './router';
+
+export interface GuardOptions {
+  /** Write operations record an op_log row (failures too). */
+  oplog?: boolean;
+}
+
+/**
+ * Declares a route's permission next to it: adds the bearer security scheme and `x-permission`
+ * to the OpenAPI operation, and the chain authenticate → (op-log) → permission check.
+ * `code` null means any logged-in user (sysLoginUser, logout).
+ */
+export function guarded<R extends RouteConfig>(code: PermissionCode | null, route: R, opts: GuardOptions = {}): R {
+  const middleware = [authenticate(code), ...(opts.oplog ? [recordOperation] : []), enforcePermission];
+  return {
+    ...route,
+    security: [{ bearerAuth: [] }],
+    'x-permission': code ?? 'authenticated',
+    responses: { ...commonErrors, ...route.responses },
+    middleware,
+  };
+}

@@ -1,0 +1,90 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { errorFields } from '../core/log';
+import { clientInfo } from './client';
+
+const SECRET_KEY = /pass(word)?|secret|token|credential/i;
+export const OP_PARAMS_MAX_BYTES = 2048;
+
+/** Deep copy with the values of password/secret/token-like keys replaced. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 8) return '[…]';
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? '[REDACTED]' : redact(v, depth + 1);
+    return out;
+  }
+  return value;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** JSON of the redacted params, cut to at most OP_PARAMS_MAX_BYTES bytes of UTF-8. */
+export function serializeParams(value: unknown): string {
+  const json = JSON.stringify(redact(value)) ?? '';
+  const bytes = enc.encode(json);
+  if (bytes.length <= OP_PARAMS_MAX_BYTES) return json;
+  const marker = '…[truncated]';
+  const cut = dec.decode(bytes.slice(0, OP_PARAMS_MAX_BYTES - enc.encode(marker).length - 3)).replace(/\uFFFD$/, '');
+  return cut + marker;
+}
+
+async function requestParams(c: Context): Promise<unknown> {
+  if (c.get('opParams') !== undefined) return c.get('opParams');
+  const validated = (c.req.valid as (t: 'json') => unknown)('json');
+  if (validated !== undefined) return validated;
+  const type = c.req.header('content-type') ?? '';
+  if (type.includes('json')) {
+    try {
+      const text = await c.req.text();
+      try {
+        return JSON.parse(text);
+      } catch {
+        return `<unparseable body, ${text.length} chars>`;
+      }
+    } catch {
+      return '<unreadable body>';
+    }
+  }
+  const query = c.req.query();
+  return Object.keys(query).length ? query : {};
+}
+
+/**
+ * Records one op_log row per write operation, failed ones included (the status and message the
+ * client got). Module and action come from the path `/app/<module>/<action>`. A failure to write
+ * the row is logged, never turned into a failed response.
+ */
+export const recordOperation: MiddlewareHandler = async (c, next) => {
+  const deps = c.get('deps');
+  const started = deps.clock.now();
+  await next();
+  const [, , module = '', action = ''] = c.req.path.split('/');
+  const auth = c.get('auth');
+  const info = clientInfo(deps, c);
+  const status = c.res.status;
+  try {
+    await deps.db
+      .insertInto('op_log')
+      .values({
+        module,
+        action,
+        method: c.req.method,
+        path: c.req.path.slice(0, 200),
+        operator_id: auth?.userId ?? null,
+        operator_name: auth?.loginName ?? null,
+        ip: info.ip,
+        user_agent: info.userAgent,
+        params: serializeParams(await requestParams(c)),
+        status,
+        error_msg: status >= 400 ? (c.get('errorMsg') ?? null) : null,
+        duration_ms: Math.max(0, Math.round(deps.clock.now() - started)),
+        trace_id: c.get('traceId'),
+        created_at: new Date(deps.clock.now()).toISOString(),
+      })
+      .execute();
+  } catch (err) {
+    deps.log.log('error', 'op log write failed', { traceId: c.get('traceId'), ...errorFields(err) });
+  }
+};

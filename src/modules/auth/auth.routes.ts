@@ -1,0 +1,87 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, okBody } from '../../core/envelope';
+import { guarded } from '../../http/guard';
+import { clientInfo } from '../../http/client';
+import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router';
+import { issueCaptcha } from './captcha.service';
+import { login, logout } from './login.service';
+
+const CaptchaSchema = z
+  .object({
+    codeKey: z.string().uuid().nullable(),
+    image: z.string().nullable().openapi({ description: 'data:image/svg+xml;base64,… (null when disabled)' }),
+    expiresIn: z.number().int().openapi({ description: 'Seconds until the code expires' }),
+    enabled: z.boolean(),
+  })
+  .openapi('Captcha');
+
+const LoginRequest = z
+  .strictObject({
+    loginName: z.string().trim().min(1, 'is required').max(64, 'must be at most 64 characters'),
+    password: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
+    codeKey: z.string().trim().uuid('must be a UUID').optional(),
+    securityCode: z.string().trim().max(16, 'must be at most 16 characters').optional(),
+  })
+  .openapi('LoginRequest');
+
+const LoginResult = z
+  .object({
+    token: z.string(),
+    tokenType: z.literal('Bearer'),
+    expiresIn: z.number().int(),
+    expiresAt: z.string(),
+  })
+  .openapi('LoginResult');
+
+const captchaRoute = createRoute({
+  method: 'get',
+  path: '/auth/captcha',
+  tags: ['Authentication'],
+  summary: 'Issue a verification code (SVG image)',
+  responses: {
+    200: { description: 'A new code', content: { 'application/json': { schema: envelope(CaptchaSchema) } } },
+    429: errorResponse('Too many code requests from this client; see Retry-After'),
+  },
+});
+
+const loginRoute = createRoute({
+  method: 'post',
+  path: '/auth/login',
+  tags: ['Authentication'],
+  summary: 'Log in with login name, password and verification code',
+  request: { body: jsonBody(LoginRequest) },
+  responses: {
+    200: { description: 'A new session token', content: { 'application/json': { schema: envelope(LoginResult) } } },
+    400: commonErrors[400],
+    401: { ...commonErrors[401], description: 'Wrong login name or password (one message for both)' },
+    403: { ...commonErrors[403], description: 'The account is disabled' },
+    429: errorResponse('Too many failed attempts; see Retry-After'),
+  },
+});
+
+const logoutRoute = guarded(
+  null,
+  createRoute({
+    method: 'post',
+    path: '/auth/logout',
+    tags: ['Authentication'],
+    summary: "Revoke the caller's own session",
+    responses: { 200: { description: 'Logged out', content: { 'application/json': { schema: envelope(z.null()) } } } },
+  }),
+);
+
+export const authRoutes = createRouter()
+  .openapi(captchaRoute, async (c) => {
+    const deps = c.var.deps;
+    return c.json(okBody(await issueCaptcha(deps, clientInfo(deps, c).ip), c.var.traceId), 200);
+  })
+  .openapi(loginRoute, async (c) => {
+    const deps = c.var.deps;
+    const where = deps.client.location?.(c) ?? { country: null, city: null };
+    const result = await login(deps, c.req.valid('json'), { ...clientInfo(deps, c), ...where, traceId: c.var.traceId });
+    return c.json(okBody(result, c.var.traceId), 200);
+  })
+  .openapi(logoutRoute, async (c) => {
+    await logout(c.var.deps, c.var.auth.sessionId);
+    return c.json(okBody(null, c.var.traceId), 200);
+  });

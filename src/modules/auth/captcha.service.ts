@@ -1,0 +1,65 @@
+import type { Deps } from '../../deps';
+import { constantTimeEqual, hmacHex } from '../../core/keys';
+import { tooMany } from '../../core/errors';
+import { isoNow } from '../../core/time';
+import { randomCaptchaText, renderCaptchaSvg, type Rng } from './captcha-render';
+import { hit } from './rate-limit';
+
+/** Crypto-strength randomness in [0,1) for the captcha text and its drawing, drawn in blocks. */
+export function cryptoRng(): Rng {
+  const block = new Uint32Array(64);
+  let i = block.length;
+  return () => {
+    if (i === block.length) {
+      crypto.getRandomValues(block);
+      i = 0;
+    }
+    return block[i++]! / 2 ** 32;
+  };
+}
+
+const answerHash = async (deps: Deps, key: string, answer: string) =>
+  hmacHex(await deps.keys.captcha(), `${key}:${answer.trim().toUpperCase()}`);
+
+function base64(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin);
+}
+
+export async function issueCaptcha(deps: Deps, ip: string) {
+  if (!deps.config.CAPTCHA_ENABLED) return { codeKey: null, image: null, expiresIn: 0, enabled: false };
+  const rule = { limit: deps.config.CAPTCHA_PER_MINUTE, windowMs: 60_000 };
+  const counted = await hit(deps, `captcha:${ip}`, rule);
+  if (counted.count > rule.limit) {
+    throw tooMany((Date.parse(counted.windowStart) + rule.windowMs - deps.clock.now()) / 1000, 'Too many verification code requests, try again later');
+  }
+  const rng = cryptoRng();
+  const text = randomCaptchaText(rng);
+  const codeKey = deps.ids.uuid();
+  const ttl = deps.config.CAPTCHA_TTL_SECONDS;
+  await deps.db
+    .insertInto('captchas')
+    .values({
+      key: codeKey,
+      answer_hash: await answerHash(deps, codeKey, text),
+      ip,
+      expires_at: isoNow(deps.clock, ttl * 1000),
+      created_at: isoNow(deps.clock),
+    })
+    .execute();
+  const image = `data:image/svg+xml;base64,${base64(renderCaptchaSvg(text, rng))}`;
+  return { codeKey, image, expiresIn: ttl, enabled: true };
+}
+
+/**
+ * Consumes the captcha in one DELETE … RETURNING, so of two parallel logins with one codeKey only
+ * one ever sees the row. Any attempt uses it up, right or wrong.
+ */
+export async function consumeCaptcha(deps: Deps, codeKey: string | undefined, answer: string | undefined): Promise<boolean> {
+  if (!codeKey || !answer) return false;
+  const row = await deps.db.deleteFrom('captchas').where('key', '=', codeKey).returning(['answer_hash', 'expires_at']).executeTakeFirst();
+  if (!row || row.expires_at <= isoNow(deps.clock)) return false;
+  return constantTimeEqual(row.answer_hash, await answerHash(deps, codeKey, answer));
+}

@@ -1,0 +1,99 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, okBody } from '../../core/envelope';
+import { guarded } from '../../http/guard';
+import { createRouter, jsonBody } from '../../http/router';
+import { UserSchema } from '../users/user.model';
+import { loginUserInformation, updateInfo, updatePassword } from './login-user.service';
+
+const RouterMenuSchema = z
+  .object({
+    id: z.number().int(),
+    parentId: z.number().int(),
+    title: z.string(),
+    type: z.enum(['directory', 'menu']),
+    path: z.string().nullable(),
+    component: z.string().nullable(),
+    icon: z.string().nullable(),
+    sort: z.number().int(),
+    hidden: z.boolean(),
+    get children(): z.ZodArray<typeof RouterMenuSchema> {
+      return z.array(RouterMenuSchema);
+    },
+  })
+  .openapi('RouterMenu');
+
+const LoginUserInformation = z
+  .object({
+    user: UserSchema,
+    roles: z.array(z.string()).openapi({ description: 'Codes of the enabled roles' }),
+    permissions: z.array(z.string()).openapi({ description: 'Permission codes; ["*"] for a super admin' }),
+    menus: z.array(RouterMenuSchema),
+  })
+  .openapi('LoginUserInformation');
+
+const optionalText = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
+
+const UpdateInfoRequest = z
+  .strictObject({
+    nickName: z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
+    email: z.email('must be an email address').max(128).nullable().optional(),
+    phone: optionalText(32).regex(/^[0-9+\-() ]*$/, 'may contain digits, spaces and + - ( ) only').nullable().optional(),
+    avatar: optionalText(512).nullable().optional(),
+  })
+  .openapi('UpdateInfoRequest');
+
+const UpdatePasswordRequest = z
+  .strictObject({
+    oldPassword: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
+    newPassword: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
+  })
+  .openapi('UpdatePasswordRequest');
+
+const tags = ['Logged-in user'];
+
+const infoRoute = guarded(
+  null,
+  createRoute({
+    method: 'get',
+    path: '/app/sysLoginUser/getLoginUserInformation',
+    tags,
+    summary: 'The caller: user, role codes, permission codes and SPA menu tree',
+    responses: { 200: { description: 'Who is logged in', content: { 'application/json': { schema: envelope(LoginUserInformation) } } } },
+  }),
+);
+
+const updateInfoRoute = guarded(
+  null,
+  createRoute({
+    method: 'post',
+    path: '/app/sysLoginUser/updateInfo',
+    tags,
+    summary: "Update the caller's own profile",
+    request: { body: jsonBody(UpdateInfoRequest) },
+    responses: { 200: { description: 'The updated user', content: { 'application/json': { schema: envelope(UserSchema) } } } },
+  }),
+  { oplog: true },
+);
+
+const updatePasswordRoute = guarded(
+  null,
+  createRoute({
+    method: 'post',
+    path: '/app/sysLoginUser/updatePassword',
+    tags,
+    summary: "Change the caller's own password; ends the caller's other sessions",
+    request: { body: jsonBody(UpdatePasswordRequest) },
+    responses: { 200: { description: 'Changed', content: { 'application/json': { schema: envelope(z.null()) } } } },
+  }),
+  { oplog: true },
+);
+
+export const loginUserRoutes = createRouter()
+  .openapi(infoRoute, async (c) => c.json(okBody(await loginUserInformation(c.var.deps, c.var.auth), c.var.traceId), 200))
+  .openapi(updateInfoRoute, async (c) =>
+    c.json(okBody(await updateInfo(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200),
+  )
+  .openapi(updatePasswordRoute, async (c) => {
+    await updatePassword(c.var.deps, c.var.auth, c.req.valid('json'));
+    return c.json(okBody(null, c.var.traceId), 200);
+  });

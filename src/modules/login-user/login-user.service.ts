@@ -1,0 +1,153 @@
+import type { Deps } from '../../deps';
+import type { AuthUser } from '../../http/context';
+import { badRequest, notFound } from '../../core/errors';
+import { assertPasswordAllowed } from '../../core/password-policy';
+import { isoNow } from '../../core/time';
+import { buildTree } from '../../core/tree';
+import { USER_COLUMNS, toUser } from '../users/user.model';
+
+export interface RouterMenu {
+  id: number;
+  parentId: number;
+  title: string;
+  type: 'directory' | 'menu';
+  path: string | null;
+  component: string | null;
+  icon: string | null;
+  sort: number;
+  hidden: boolean;
+  children: RouterMenu[];
+}
+
+async function loadUser(deps: Deps, userId: number) {
+  const row = await deps.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirst();
+  if (!row) throw notFound('User not found');
+  return row;
+}
+
+/**
+ * The menus an SPA may route to: enabled directories and menus that are granted, or that lead to a
+ * granted item (a granted button shows its page). A disabled ancestor hides its whole branch.
+ */
+function visibleMenus(
+  all: { id: number; parent_id: number; type: string; status: string }[],
+  granted: Set<number> | 'all',
+): Set<number> {
+  const byId = new Map(all.map((m) => [m.id, m]));
+  const enabledPath = (id: number): boolean => {
+    for (let m = byId.get(id), hops = 0; m && hops < 64; m = byId.get(m.parent_id), hops++) {
+      if (m.status !== 'enabled') return false;
+      if (m.parent_id === 0) return true;
+    }
+    return false;
+  };
+  const visible = new Set<number>();
+  for (const m of all) {
+    if (granted !== 'all' && !granted.has(m.id)) continue;
+    if (!enabledPath(m.id)) continue;
+    for (let cur = byId.get(m.id), hops = 0; cur && hops < 64; cur = byId.get(cur.parent_id), hops++) visible.add(cur.id);
+  }
+  return visible;
+}
+
+export async function loginUserInformation(deps: Deps, auth: AuthUser) {
+  const { db } = deps;
+  const [user, roles, menus] = await Promise.all([
+    loadUser(deps, auth.userId),
+    db
+      .selectFrom('user_role as ur')
+      .innerJoin('roles as r', 'r.id', 'ur.role_id')
+      .select('r.code')
+      .where('ur.user_id', '=', auth.userId)
+      .where('r.status', '=', 'enabled')
+      .orderBy('r.sort')
+      .orderBy('r.id')
+      .execute(),
+    db
+      .selectFrom('menus')
+      .select(['id', 'parent_id', 'title', 'type', 'path', 'component', 'icon', 'permission', 'sort', 'hidden', 'status'])
+      .orderBy('sort')
+      .orderBy('id')
+      .execute(),
+  ]);
+  let granted: Set<number> | 'all' = 'all';
+  let permissions = ['*'];
+  if (!auth.isSuperAdmin) {
+    const rows = await db
+      .selectFrom('user_role as ur')
+      .innerJoin('roles as r', 'r.id', 'ur.role_id')
+      .innerJoin('role_menu as rm', 'rm.role_id', 'r.id')
+      .select('rm.menu_id')
+      .distinct()
+      .where('ur.user_id', '=', auth.userId)
+      .where('r.status', '=', 'enabled')
+      .execute();
+    granted = new Set(rows.map((r) => r.menu_id));
+    const codes = new Set<string>();
+    for (const m of menus) if (granted.has(m.id) && m.status === 'enabled' && m.permission) codes.add(m.permission);
+    permissions = [...codes].sort();
+  }
+  const visible = visibleMenus(menus, granted);
+  const tree = buildTree(
+    menus
+      .filter((m) => m.type !== 'button' && visible.has(m.id))
+      .map((m) => ({
+        id: m.id,
+        parentId: m.parent_id,
+        title: m.title,
+        type: m.type as 'directory' | 'menu',
+        path: m.path,
+        component: m.component,
+        icon: m.icon,
+        sort: m.sort,
+        hidden: m.hidden === 1,
+      })),
+  ) as RouterMenu[];
+  return { user: toUser(user), roles: roles.map((r) => r.code), permissions, menus: tree };
+}
+
+export interface ProfileInput {
+  nickName?: string | undefined;
+  email?: string | null | undefined;
+  phone?: string | null | undefined;
+  avatar?: string | null | undefined;
+}
+
+export async function updateInfo(deps: Deps, auth: AuthUser, input: ProfileInput) {
+  const set: Record<string, unknown> = {};
+  if (input.nickName !== undefined) set.nick_name = input.nickName;
+  if (input.email !== undefined) set.email = input.email;
+  if (input.phone !== undefined) set.phone = input.phone;
+  if (input.avatar !== undefined) set.avatar = input.avatar;
+  await deps.db
+    .updateTable('users')
+    .set((eb) => ({ ...set, version: eb('version', '+', 1), updated_at: isoNow(deps.clock) }))
+    .where('id', '=', auth.userId)
+    .execute();
+  return toUser(await loadUser(deps, auth.userId));
+}
+
+/** Changes the caller's password and ends every other session of theirs; this one stays. */
+export async function updatePassword(deps: Deps, auth: AuthUser, input: { oldPassword: string; newPassword: string }) {
+  const row = await deps.db.selectFrom('users').select(['password_hash', 'login_name']).where('id', '=', auth.userId).executeTakeFirst();
+  if (!row) throw notFound('User not found');
+  if (!(await deps.hasher.verify(row.password_hash, input.oldPassword))) throw badRequest('oldPassword: is incorrect');
+  assertPasswordAllowed(input.newPassword, row.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
+  if (input.newPassword === input.oldPassword) throw badRequest('newPassword: must differ from the old password');
+  const hash = await deps.hasher.hash(input.newPassword);
+  const now = isoNow(deps.clock);
+  await deps.atomic([
+    deps.db
+      .updateTable('users')
+      .set((eb) => ({ password_hash: hash, version: eb('version', '+', 1), updated_at: now }))
+      .where('id', '=', auth.userId)
+      .compile(),
+    deps.db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('user_id', '=', auth.userId)
+      .where('id', '!=', auth.sessionId)
+      .where('revoked_at', 'is', null)
+      .compile(),
+  ]);
+}

@@ -1,0 +1,36 @@
+import type { Deps } from '../../deps';
+import { assertPasswordAllowed } from '../../core/password-policy';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions';
+import { isoNow } from '../../core/time';
+
+/** A random password that passes every rule: 24 characters of base64url. */
+export function generatePassword(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(18));
+  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_');
+}
+
+/**
+ * On an empty users table, creates the first administrator with the superAdmin role. Without a
+ * configured ADMIN_PASSWORD a random one is generated and returned, to be shown once.
+ */
+export async function bootstrapAdmin(deps: Deps): Promise<{ created: boolean; generatedPassword?: string }> {
+  const { db, config } = deps;
+  const existing = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+  if (existing) return { created: false };
+  const generated = config.ADMIN_PASSWORD ? undefined : generatePassword();
+  const password = config.ADMIN_PASSWORD ?? generated!;
+  assertPasswordAllowed(password, config.ADMIN_LOGIN_NAME, config.PASSWORD_MIN_LENGTH, 'ADMIN_PASSWORD');
+  const role = await db.selectFrom('roles').select('id').where('code', '=', SUPER_ADMIN_ROLE).executeTakeFirstOrThrow();
+  const now = isoNow(deps.clock);
+  const hash = await deps.hasher.hash(password);
+  // The user id is fixed up front so both rows can go in one atomic batch (D1 has no transactions).
+  const userId = 1;
+  await deps.atomic([
+    db
+      .insertInto('users')
+      .values({ id: userId, login_name: config.ADMIN_LOGIN_NAME, password_hash: hash, nick_name: 'Administrator', status: 'enabled', created_at: now, updated_at: now })
+      .compile(),
+    db.insertInto('user_role').values({ user_id: userId, role_id: role.id }).compile(),
+  ]);
+  return generated ? { created: true, generatedPassword: generated } : { created: true };
+}

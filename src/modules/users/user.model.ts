@@ -1,0 +1,53 @@
+import { z } from '@hono/zod-openapi';
+import type { UserRow } from '../../db/schema';
+
+/** The public face of a user: never the password hash. */
+export const UserSchema = z
+  .object({
+    id: z.number().int(),
+    loginName: z.string(),
+    nickName: z.string(),
+    email: z.string().nullable(),
+    phone: z.string().nullable(),
+    avatar: z.string().nullable(),
+    status: z.enum(['enabled', 'disabled']),
+    remark: z.string().nullable(),
+    lastLoginAt: z.string().nullable(),
+    lastLoginIp: z.string().nullable(),
+    version: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('User');
+
+export type User = z.infer<typeof UserSchema>;
+
+/** Columns that make up a public user, for selects that must never touch password_hash. */
+export const USER_COLUMNS = [
+  'id', 'login_name', 'nick_name', 'email', 'phone', 'avatar', 'status', 'remark',
+  'last_login_at', 'last_login_ip', 'version', 'created_at', 'updated_at',
+] as const;
+
+export function toUser(r: Omit<UserRow, 'password_hash'>): User {
+  return {
+    id: r.id,
+    loginName: r.login_name,
+    nickName: r.nick_name,
+    email: r.email,
+    phone: r.phone,
+    avatar: r.avatar,
+    status: r.status,
+    remark: r.remark,
+    lastLoginAt: r.last_login_at,
+    lastLoginIp: r.last_login_ip,
+    version: r.version,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Login names: ASCII so that case-insensitive uniqueness (COLLATE NOCASE) is exact. */
+export const LoginNameSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9_.@-]{2,64}$/, 'must be 2-64 characters: letters, digits, _ . @ -');
