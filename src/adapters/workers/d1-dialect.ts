@@ -1,0 +1,122 @@
+import {
+  CompiledQuery,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+} from 'kysely';
+import type { Atomic } from '../../core/ports';
+import type { D1Database, D1PreparedStatement, D1Result, D1Value } from './bindings';
+
+/** D1 refuses statements with more bound parameters than this. */
+export const D1_MAX_PARAMS = 100;
+
+/** Kysely's parameters as D1 accepts them: no undefined, bigint, boolean or typed-array views. */
+export function toD1Values(sql: string, parameters: readonly unknown[]): D1Value[] {
+  if (parameters.length > D1_MAX_PARAMS) {
+    // Fail loudly and the same way on every runtime the adapter is tested on, not only in production.
+    throw new Error(`D1 allows at most ${D1_MAX_PARAMS} bound parameters per statement, got ${parameters.length}: ${sql.slice(0, 120)}`);
+  }
+  return parameters.map((p) => {
+    if (p === undefined || p === null) return null;
+    if (typeof p === 'boolean') return p ? 1 : 0;
+    if (typeof p === 'bigint') {
+      if (p > BigInt(Number.MAX_SAFE_INTEGER) || p < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError('bigint parameter out of safe range');
+      return Number(p);
+    }
+    if (p instanceof Uint8Array) return p.slice().buffer as ArrayBuffer;
+    if (p instanceof ArrayBuffer || typeof p === 'string' || typeof p === 'number') return p;
+    if (p instanceof Date) return p.toISOString();
+    throw new TypeError(`Unsupported D1 parameter type: ${typeof p}`);
+  });
+}
+
+function prepare(d1: D1Database, query: CompiledQuery): D1PreparedStatement {
+  return d1.prepare(query.sql).bind(...toD1Values(query.sql, query.parameters));
+}
+
+/** Kysely's result shape from D1's: rows always; affected rows and insert id for writes. */
+function toQueryResult<R>(query: CompiledQuery, result: D1Result<R>): QueryResult<R> {
+  const rows = result.results ?? [];
+  if (query.query.kind === 'SelectQueryNode') return { rows };
+  const changes = result.meta?.changes;
+  const lastRowId = result.meta?.last_row_id;
+  return {
+    rows,
+    ...(changes !== undefined ? { numAffectedRows: BigInt(changes) } : {}),
+    ...(query.query.kind === 'InsertQueryNode' && lastRowId !== undefined ? { insertId: BigInt(lastRowId) } : {}),
+  };
+}
+
+class D1Connection implements DatabaseConnection {
+  constructor(private readonly d1: D1Database) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return toQueryResult(query, await prepare(this.d1, query).all<R>());
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('D1 does not support streaming queries');
+  }
+}
+
+const NO_TRANSACTIONS =
+  'D1 has no interactive transactions: build the statements up front and run them with deps.atomic([...])';
+
+class D1Driver implements Driver {
+  private readonly connection: D1Connection;
+  constructor(d1: D1Database) {
+    this.connection = new D1Connection(d1);
+  }
+  async init() {}
+  async acquireConnection() {
+    return this.connection;
+  }
+  async beginTransaction(): Promise<void> {
+    throw new Error(NO_TRANSACTIONS);
+  }
+  async commitTransaction(): Promise<void> {
+    throw new Error(NO_TRANSACTIONS);
+  }
+  async rollbackTransaction(): Promise<void> {
+    throw new Error(NO_TRANSACTIONS);
+  }
+  async releaseConnection() {}
+  async destroy() {}
+}
+
+/**
+ * A Kysely dialect over a D1 binding: SQLite's adapter, compiler and introspector, with queries
+ * sent as `prepare(sql).bind(...params).all()`. Our own because the published kysely-d1 targets
+ * Kysely 0.23 and we want D1's limits enforced where queries are sent.
+ */
+export class D1Dialect implements Dialect {
+  constructor(private readonly d1: D1Database) {}
+  createAdapter() {
+    return new SqliteAdapter();
+  }
+  createDriver(): Driver {
+    return new D1Driver(this.d1);
+  }
+  createQueryCompiler() {
+    return new SqliteQueryCompiler();
+  }
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new SqliteIntrospector(db);
+  }
+}
+
+/** All-or-nothing on D1: the statements go in one `DB.batch()`, which D1 runs as one transaction. */
+export function d1Atomic(d1: D1Database): Atomic {
+  return async (queries) => {
+    if (queries.length === 0) return [];
+    const results = await d1.batch(queries.map((q) => prepare(d1, q)));
+    return results.map((r, i) => toQueryResult(queries[i]!, r));
+  };
+}
