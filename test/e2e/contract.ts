@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Target, Targets } from './servers';
+
+/**
+ * The black-box contract suite: plain HTTP against a base URL, the way an SPA uses the API. The
+ * same tests run against the Bun server and against `wrangler dev` (workerd, local D1 and R2).
+ * Database reads are used only where the API has no read for a side effect yet.
+ */
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  json: { status: number; msg: string; data: any; traceId: string };
+  data: any;
+  ms: number;
+}
+
+async function call(
+  t: Target,
+  method: string,
+  path: string,
+  init: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  let body: string | undefined;
+  if (init.body !== undefined) {
+    body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const started = performance.now();
+  const res = await fetch(t.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(15_000) });
+  const json = (await res.json()) as Reply['json'];
+  return { status: res.status, headers: res.headers, json, data: json.data, ms: performance.now() - started };
+}
+
+function expectEnvelope(r: Reply, status: number) {
+  expect({ status: r.status, msg: r.status === status ? 'ok' : r.json.msg }).toEqual({ status, msg: 'ok' });
+  expect(r.json.status).toBe(status);
+  expect(r.json.traceId).toMatch(/^[0-9a-f]{32}$/);
+  expect(r.headers.get('x-trace-id')).toBe(r.json.traceId);
+  if (status === 200) expect(r.json.msg).toBe('SUCCESS');
+  else expect(r.json.data).toBeNull();
+}
+
+export function contractSuite(name: string, start: () => Promise<Targets>, startTimeoutMs = 90_000) {
+  describe(`contract over HTTP (${name})`, () => {
+    let t: Targets;
+    let paths = new Set<string>();
+    const login = async (loginName = 'admin', password = t.adminPassword) => {
+      const r = await call(t.captchaOff, 'POST', '/auth/login', { body: { loginName, password } });
+      expectEnvelope(r, 200);
+      return r;
+    };
+
+    beforeAll(async () => {
+      t = await start();
+      const doc = await fetch(`${t.captchaOff.baseUrl}/openapi.json`).then((r) => (r.ok ? r.json() : { paths: {} }));
+      paths = new Set(Object.keys((doc as { paths?: object }).paths ?? {}));
+    }, startTimeoutMs);
+
+    afterAll(async () => {
+      await t?.stop();
+    }, 30_000);
+
+    test('health, trace ids and the 404 envelope', async () => {
+      const h = await call(t.captchaOff, 'GET', '/health', {
+        headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
+      });
+      expectEnvelope(h, 200);
+      expect(h.data).toEqual({ ok: true });
+      expect(h.json.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+      const missing = await call(t.captchaOff, 'GET', '/app/nope/nothing');
+      expectEnvelope(missing, 404);
+    });
+
+    test('captcha enabled: an SVG challenge; a missing or wrong code is refused with 400', async () => {
+      if (t.captchaOn === t.captchaOff) return console.warn(`[e2e ${name}] no captcha-enabled server given; skipped`);
+      const c = await call(t.captchaOn, 'GET', '/auth/captcha');
+      expectEnvelope(c, 200);
+      expect(c.data.enabled).toBe(true);
+      expect(c.data.codeKey).toMatch(/^[0-9a-f-]{36}$/);
+      expect(c.data.expiresIn).toBeGreaterThan(0);
+      expect(c.data.image).toStartWith('data:image/svg+xml;base64,');
+      const svg = atob(c.data.image.slice('data:image/svg+xml;base64,'.length));
+      expect(svg).toContain('<path');
+      expect(svg).not.toContain('<text');
+
+      const creds = { loginName: 'admin', password: t.adminPassword };
+      const missing = await call(t.captchaOn, 'POST', '/auth/login', { body: creds });
+      expectEnvelope(missing, 400);
+      expect(missing.json.msg).toContain('securityCode');
+      // The right password does not get past a wrong code, and the code is used up by the attempt.
+      const wrong = await call(t.captchaOn, 'POST', '/auth/login', { body: { ...creds, codeKey: c.data.codeKey, securityCode: '0000' } });
+      expectEnvelope(wrong, 400);
+      expect(wrong.json.msg).toContain('securityCode');
+      const reused = await call(t.captchaOn, 'POST', '/auth/login', { body: { ...creds, codeKey: c.data.codeKey, securityCode: '0000' } });
+      expectEnvelope(reused, 400);
+    });
+
+    test('captcha disabled: the challenge says so and login needs no code', async () => {
+      const c = await call(t.captchaOff, 'GET', '/auth/captcha');
+      expectEnvelope(c, 200);
+      expect(c.data).toMatchObject({ enabled: false, codeKey: null, image: null });
+    });
+
+    test('wrong name and wrong password get the same 401', async () => {
+      const wrongPw = await call(t.captchaOff, 'POST', '/auth/login', { body: { loginName: 'admin', password: 'not-the-password' } });
+      const noUser = await call(t.captchaOff, 'POST', '/auth/login', { body: { loginName: 'ghost', password: 'not-the-password' } });
+      expectEnvelope(wrongPw, 401);
+      expectEnvelope(noUser, 401);
+      expect(noUser.json.msg).toBe(wrongPw.json.msg);
+      const bad = await call(t.captchaOff, 'POST', '/auth/login', { body: { loginName: 'admin', password: 'x', extra: 1 } });
+      expectEnvelope(bad, 400);
+    });
+
+    test('login, then the logged-in user information an SPA builds its menus from', async () => {
+      const r = await login();
+      expect(r.data.tokenType).toBe('Bearer');
+      expect(r.data.expiresIn).toBeGreaterThan(0);
+      if (name === 'workerd') console.log(`[e2e workerd] login wall time incl. argon2id verify: ${r.ms.toFixed(0)} ms`);
+      const anonymous = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation');
+      expectEnvelope(anonymous, 401);
+      const garbage = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: 'abc.def.ghijklmnop' });
+      expectEnvelope(garbage, 401);
+      const info = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: r.data.token });
+      expectEnvelope(info, 200);
+      expect(info.data.user.loginName).toBe('admin');
+      expect(info.data.user).not.toHaveProperty('passwordHash');
+      expect(info.data.roles).toContain('superAdmin');
+      expect(info.data.permissions).toEqual(['*']);
+      expect(Array.isArray(info.data.menus)).toBe(true);
+    });
+
+    test('a write is applied and recorded in the operation log, a refused one too and changes nothing', async () => {
+      const { data } = await login();
+      const token = data.token as string;
+      const nick = `Root ${name}`;
+      const upd = await call(t.captchaOff, 'POST', '/app/sysLoginUser/updateInfo', { token, body: { nickName: nick, phone: '+1 555 0100' } });
+      expectEnvelope(upd, 200);
+      expect(upd.data).toMatchObject({ nickName: nick, phone: '+1 555 0100' });
+      const refused = await call(t.captchaOff, 'POST', '/app/sysLoginUser/updateInfo', { token, body: { nickName: 'Hacker', id: 2 } });
+      expectEnvelope(refused, 400);
+      const info = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token });
+      expect(info.data.user.nickName).toBe(nick);
+
+      const rows = await opLogRows([upd.json.traceId, refused.json.traceId]);
+      if (!rows) return;
+      expect(rows.length).toBe(2);
+      const ok = rows.find((r) => r.traceId === upd.json.traceId)!;
+      expect(ok).toMatchObject({ module: 'sysLoginUser', action: 'updateInfo', status: 200, operatorName: 'admin' });
+      expect(rows.find((r) => r.traceId === refused.json.traceId)).toMatchObject({ action: 'updateInfo', status: 400 });
+    });
+
+    /** The op-log rows with these trace ids: through sysOpLog/page when it exists, else from the database. */
+    async function opLogRows(traceIds: string[]): Promise<Record<string, unknown>[] | null> {
+      if (paths.has('/app/sysOpLog/page')) {
+        const { data } = await login();
+        const page = await call(t.captchaOff, 'POST', '/app/sysOpLog/page', {
+          token: data.token,
+          body: { pageNo: 1, pageSize: 100, params: { module: 'sysLoginUser' } },
+        });
+        expectEnvelope(page, 200);
+        return (page.data.records as Record<string, unknown>[]).filter((r) => traceIds.includes(r.traceId as string));
+      }
+      try {
+        const marks = traceIds.map(() => '?').join(',');
+        return t.captchaOff.sql(
+          `SELECT module, action, status, operator_name AS operatorName, trace_id AS traceId FROM op_log WHERE trace_id IN (${marks})`,
+          ...traceIds,
+        );
+      } catch (e) {
+        console.warn(`[e2e ${name}] op log not checked: no sysOpLog/page route and ${(e as Error).message}`);
+        return null;
+      }
+    }
+
+    test('a user without permission codes is refused with 403', async () => {
+      if (!paths.has('/app/sysUser/add')) {
+        // TODO(users): runs once sysUser/add is mounted on main.
+        return console.warn(`[e2e ${name}] sysUser/add not mounted yet; 403 check skipped`);
+      }
+      const admin = (await login()).data.token as string;
+      const loginName = `plain${Date.now() % 100000}`;
+      const password = 'Plain-User-Pass-77';
+      const add = await call(t.captchaOff, 'POST', '/app/sysUser/add', { token: admin, body: { loginName, nickName: 'Plain', password } });
+      expectEnvelope(add, 200);
+      const plain = (await login(loginName, password)).data.token as string;
+      const denied = await call(t.captchaOff, 'POST', '/app/sysUser/add', {
+        token: plain,
+        body: { loginName: `${loginName}x`, nickName: 'Nope', password },
+      });
+      expectEnvelope(denied, 403);
+      const own = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: plain });
+      expectEnvelope(own, 200);
+      expect(own.data.permissions).toEqual([]);
+    });
+
+    test('logout revokes exactly that token on the next request', async () => {
+      const first = (await login()).data.token as string;
+      const second = (await login()).data.token as string;
+      const out = await call(t.captchaOff, 'POST', '/auth/logout', { token: first });
+      expectEnvelope(out, 200);
+      const after = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: first });
+      expectEnvelope(after, 401);
+      const again = await call(t.captchaOff, 'POST', '/auth/logout', { token: first });
+      expectEnvelope(again, 401);
+      const other = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: second });
+      expectEnvelope(other, 200);
+    });
+
+    // TODO(files): upload, then download through the signed link, once sysFile/sysImage land on main.
+  });
+}

@@ -1,0 +1,221 @@
+import { Database } from 'bun:sqlite';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dir, '../..');
+export const E2E_ADMIN_PASSWORD = 'Correct-Horse-42';
+const E2E_JWT_SECRET = 'e2e-secret-e2e-secret-e2e-secret-0123456789';
+
+/** A running server the black-box suite talks to, plus a read-only look at its database. */
+export interface Target {
+  baseUrl: string;
+  /** Runs a read-only query on the server's SQL database (only where the suite has no API for it). */
+  sql<T = Record<string, unknown>>(query: string, ...params: (string | number)[]): T[];
+  stop(): Promise<void>;
+  output(): string;
+}
+
+/** What the contract suite needs: one server with the captcha on and one with it off. */
+export interface Targets {
+  runtime: string;
+  captchaOn: Target;
+  captchaOff: Target;
+  adminPassword: string;
+  /** Stops the servers and removes their temporary state. */
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+const live = new Set<ChildProcess>();
+/** Kills a child's whole process group (wrangler → workerd), first politely. */
+async function killTree(child: ChildProcess): Promise<void> {
+  live.delete(child);
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((ok) => child.once('exit', () => ok()));
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, s);
+    } catch {
+      /* already gone */
+    }
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), 5000);
+  await gone;
+  clearTimeout(timer);
+}
+process.on('exit', () => {
+  for (const c of live) {
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      /* ignore */
+    }
+  }
+});
+
+function launch(cmd: string, args: string[], env: Record<string, string>) {
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let out = '';
+  const keep = (b: Buffer) => {
+    out = (out + b.toString()).slice(-20_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { child, output: () => out };
+}
+
+/** Polls GET /health until it answers 200, the child dies, or the time is up. */
+async function waitReady(baseUrl: string, child: ChildProcess, output: () => string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} before it was ready:\n${output()}`);
+    try {
+      const res = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) });
+      if (res.status === 200) return;
+    } catch {
+      /* not listening yet */
+    }
+    await Bun.sleep(150);
+  }
+  throw new Error(`server at ${baseUrl} not ready after ${timeoutMs} ms:\n${output()}`);
+}
+
+function sqlOn(file: () => string): Target['sql'] {
+  return (query, ...params) => {
+    const db = new Database(file());
+    try {
+      return db.query(query).all(...params) as never[];
+    } finally {
+      db.close();
+    }
+  };
+}
+
+async function bunServer(dir: string, captcha: boolean): Promise<Target> {
+  const port = await freePort();
+  const dbPath = join(dir, 'admin.db');
+  const { child, output } = launch(process.execPath, ['src/entry/bun.ts'], {
+    NODE_ENV: 'test',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_PATH: dbPath,
+    FILES_DIR: join(dir, 'files'),
+    ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,
+    CAPTCHA_ENABLED: String(captcha),
+    LOG_REQUESTS: 'false',
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitReady(baseUrl, child, output, 20_000);
+  return { baseUrl, sql: sqlOn(() => dbPath), stop: () => killTree(child), output };
+}
+
+/** Two Bun servers (`bun src/entry/bun.ts`) on free ports with temporary databases. */
+export async function startBunTargets(): Promise<Targets> {
+  const dir = mkdtempSync(join(tmpdir(), 'edge-e2e-bun-'));
+  const [captchaOn, captchaOff] = await Promise.all([bunServer(join(dir, 'on'), true), bunServer(join(dir, 'off'), false)]);
+  return { runtime: 'bun', captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
+}
+
+const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
+const wranglerEnv = { WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', CI: 'true' };
+
+function run(args: string[]): Promise<string> {
+  const { child, output } = launch('node', [WRANGLER, ...args], wranglerEnv);
+  return new Promise((ok, fail) =>
+    child.once('exit', (code) => {
+      live.delete(child);
+      code === 0 ? ok(output()) : fail(new Error(`wrangler ${args.join(' ')} exited with ${code}:\n${output()}`));
+    }),
+  );
+}
+
+/** The SQLite file miniflare keeps for the local D1 database under a --persist-to folder. */
+function d1File(persist: string): string {
+  const dir = join(persist, 'v3/d1/miniflare-D1DatabaseObject');
+  const file = readdirSync(dir).find((f) => f.endsWith('.sqlite') && f !== 'metadata.sqlite');
+  if (!file) throw new Error(`no local D1 database under ${dir}`);
+  return join(dir, file);
+}
+
+async function workerServer(persist: string, captcha: boolean): Promise<Target> {
+  const [port, inspector] = [await freePort(), await freePort()];
+  const vars = { JWT_SECRET: E2E_JWT_SECRET, ADMIN_PASSWORD: E2E_ADMIN_PASSWORD, CAPTCHA_ENABLED: String(captcha), LOG_REQUESTS: 'false' };
+  const { child, output } = launch(
+    'node',
+    [
+      WRANGLER,
+      'dev',
+      '--local',
+      '--persist-to',
+      persist,
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--inspector-port',
+      String(inspector),
+      '--show-interactive-dev-session=false',
+      ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    ],
+    wranglerEnv,
+  );
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitReady(baseUrl, child, output, 60_000);
+  return { baseUrl, sql: sqlOn(() => d1File(persist)), stop: () => killTree(child), output };
+}
+
+/**
+ * Two `wrangler dev --local` servers (real workerd, local D1 and R2): the migrations are applied
+ * once with `wrangler d1 migrations apply DB --local`, and the state folder copied for the second.
+ */
+export async function startWorkerTargets(): Promise<Targets> {
+  const dir = mkdtempSync(join(tmpdir(), 'edge-e2e-workerd-'));
+  const on = join(dir, 'on');
+  const off = join(dir, 'off');
+  await run(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', on]);
+  cpSync(on, off, { recursive: true });
+  const [captchaOn, captchaOff] = await Promise.all([workerServer(on, true), workerServer(off, false)]);
+  return { runtime: 'workerd', captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
+}
+
+/** A server someone else runs (E2E_BASE_URL with the captcha off, E2E_CAPTCHA_BASE_URL with it on). */
+export function externalTargets(): Targets {
+  const remote = (baseUrl: string): Target => ({
+    baseUrl: baseUrl.replace(/\/$/, ''),
+    sql: () => {
+      throw new Error('no database access to an external server');
+    },
+    stop: async () => {},
+    output: () => '',
+  });
+  const off = remote(process.env.E2E_BASE_URL!);
+  return {
+    runtime: 'external',
+    captchaOff: off,
+    captchaOn: process.env.E2E_CAPTCHA_BASE_URL ? remote(process.env.E2E_CAPTCHA_BASE_URL) : off,
+    adminPassword: process.env.E2E_ADMIN_PASSWORD ?? E2E_ADMIN_PASSWORD,
+    stop: async () => {},
+  };
+}
+
+function stopAll(targets: Target[], dir: string) {
+  return async () => {
+    await Promise.all(targets.map((t) => t.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
