@@ -1,0 +1,65 @@
+// `npm run deploy`: the real Cloudflare deployment, never by accident.
+// Without --confirm it only prints the steps (docs/deploy-cloudflare.md explains them).
+// With --confirm it checks the prerequisites first and stops at the first one missing:
+// a real database_id in wrangler.toml, a logged-in wrangler, the JWT_SECRET secret; then it
+// applies the migrations to the remote D1 database and runs `wrangler deploy --minify`.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dir, '..');
+const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
+
+const STEPS = `Deploying edge-admin to Cloudflare Workers (details: docs/deploy-cloudflare.md)
+
+  1. npx wrangler login
+  2. npx wrangler d1 create edge-admin            → put the printed database_id into wrangler.toml
+  3. npx wrangler r2 bucket create edge-admin-files
+  4. npx wrangler secret put JWT_SECRET            (at least 32 random bytes, e.g. openssl rand -base64 48)
+     npx wrangler secret put ADMIN_PASSWORD        (the first administrator's password)
+  5. npx wrangler d1 migrations apply DB --remote
+  6. npx wrangler deploy --minify
+
+The Workers Paid plan is required: an argon2id login needs ~50-150 ms of CPU, the Free plan allows 10 ms.
+
+Run "npm run deploy -- --confirm" to check the prerequisites and run steps 5 and 6.`;
+
+function wrangler(args: string[], capture = false) {
+  const r = spawnSync('node', [WRANGLER, ...args], {
+    cwd: ROOT,
+    env: process.env,
+    stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    encoding: 'utf8',
+  });
+  return { ok: r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+}
+
+function stop(msg: string): never {
+  console.error(`deploy stopped: ${msg}`);
+  process.exit(1);
+}
+
+if (!process.argv.includes('--confirm')) {
+  console.log(STEPS);
+  process.exit(0);
+}
+
+const toml = readFileSync(join(ROOT, 'wrangler.toml'), 'utf8');
+const id = toml.match(/database_id\s*=\s*"([^"]*)"/)?.[1] ?? '';
+if (!id || /^0{8}-0{4}-0{4}-0{4}-0{12}$/.test(id)) stop('wrangler.toml still has the placeholder database_id; run `npx wrangler d1 create edge-admin` and paste its id');
+
+if (!wrangler(['whoami'], true).out.match(/associated with the email|You are logged in/i)) stop('wrangler is not logged in; run `npx wrangler login`');
+
+const secrets = wrangler(['secret', 'list', '--format', 'json'], true);
+if (secrets.ok && !secrets.out.includes('"JWT_SECRET"')) stop('the JWT_SECRET secret is not set; run `npx wrangler secret put JWT_SECRET`');
+if (secrets.ok && !secrets.out.includes('"ADMIN_PASSWORD"')) {
+  console.warn('note: no ADMIN_PASSWORD secret; fine once an administrator exists, otherwise nobody can log in');
+}
+// A first deployment has no Worker to list secrets of yet: then JWT_SECRET is checked after deploy.
+const firstDeploy = !secrets.ok;
+
+if (!wrangler(['d1', 'migrations', 'apply', 'DB', '--remote']).ok) stop('applying the migrations to the remote D1 database failed');
+if (!wrangler(['deploy', '--minify']).ok) stop('wrangler deploy failed');
+if (firstDeploy) {
+  console.log('\nFirst deployment: now set the secrets, then the Worker serves requests:\n  npx wrangler secret put JWT_SECRET\n  npx wrangler secret put ADMIN_PASSWORD');
+}
