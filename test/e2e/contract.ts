@@ -130,6 +130,17 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
       expect(info.data.roles).toContain('superAdmin');
       expect(info.data.permissions).toEqual(['*']);
       expect(Array.isArray(info.data.menus)).toBe(true);
+
+      // The login log's client facts: the socket address on Bun, CF-Connecting-IP and request.cf on Workers.
+      if (t.runtime === 'external') return;
+      const [row] = t.captchaOff.sql<{ ip: string; country: string | null; status: string }>(
+        'SELECT ip, country, status FROM login_log WHERE trace_id = ?',
+        r.json.traceId,
+      );
+      expect(row?.status).toBe('success');
+      expect(row?.ip).toMatch(/^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/);
+      if (t.runtime === 'workerd') expect(row?.country).toMatch(/^[A-Z]{2}$/);
+      else expect(row?.country).toBeNull();
     });
 
     test('a write is applied and recorded in the operation log, a refused one too and changes nothing', async () => {

@@ -1,15 +1,21 @@
 import type { ClientFacts } from '../../deps';
 import type { CfProperties } from './bindings';
 
+/** What the Worker entry hands Hono as `c.env` for each request. */
+export interface WorkerRequestEnv {
+  cf?: CfProperties | undefined;
+}
+
+const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 64) : null);
+
 /**
  * On Workers the client address is the one Cloudflare's edge writes into CF-Connecting-IP (a
- * client cannot forge it there), and the location comes from `request.cf`.
+ * client cannot forge it there), and the location comes from the request's `cf` object.
  */
 export const workersClient: ClientFacts = {
   socketAddress: (c) => c.req.header('cf-connecting-ip') ?? undefined,
   location(c) {
-    const cf = (c.req.raw as Request & { cf?: CfProperties }).cf;
-    const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 64) : null);
+    const cf = (c.env as WorkerRequestEnv | undefined)?.cf ?? (c.req.raw as Request & { cf?: CfProperties }).cf;
     return { country: text(cf?.country), city: text(cf?.city) };
   },
 };

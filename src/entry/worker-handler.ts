@@ -1,0 +1,154 @@
+import { Kysely } from 'kysely';
+import { createApp } from '../app';
+import { ConfigError, parseConfig } from '../config';
+import type { Deps } from '../deps';
+import type { Database } from '../db/schema';
+import { AppError, ERRORS } from '../core/errors';
+import { errorBody } from '../core/envelope';
+import { createKeys } from '../core/keys';
+import { errorFields, jsonLogger } from '../core/log';
+import { newTraceId } from '../http/trace';
+import { useCompiledWasm, wasmArgon2Hasher } from '../adapters/workers/argon2-wasm';
+import type { CfProperties, D1Database, ScheduledController, WorkerExecutionContext } from '../adapters/workers/bindings';
+import { workersClient, type WorkerRequestEnv } from '../adapters/workers/client';
+import { D1Dialect, d1Atomic } from '../adapters/workers/d1-dialect';
+import { bootstrapAdmin } from '../modules/users/bootstrap';
+import { cleanup } from '../modules/maintenance/cleanup';
+
+/** Bindings and vars from wrangler.toml, secrets, and .dev.vars locally. */
+export interface Env {
+  DB?: D1Database;
+  FILES?: unknown;
+  [name: string]: unknown;
+}
+
+/** The precompiled argon2/blake2b modules; omitted where WebAssembly may be compiled at run time (tests). */
+export interface WorkerOptions {
+  wasm?: { argon2: WebAssembly.Module; blake2b: WebAssembly.Module };
+}
+
+type Ready = { ok: true; deps: Deps; app: ReturnType<typeof createApp>; admin?: Promise<void> };
+type Isolate = Ready | { ok: false; error: string };
+
+const line = (level: string, msg: string, fields: Record<string, unknown> = {}) =>
+  JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
+
+function build(env: Env, options: WorkerOptions): Isolate {
+  let config;
+  try {
+    config = parseConfig(env);
+    // No disk to keep a generated secret on, and every isolate must sign alike: it is a secret.
+    if (!config.JWT_SECRET) {
+      throw new ConfigError('Invalid configuration: JWT_SECRET is required on Workers (wrangler secret put JWT_SECRET; locally in .dev.vars)');
+    }
+    if (!env.DB) throw new ConfigError('Invalid configuration: DB (the D1 binding) is missing from wrangler.toml');
+  } catch (e) {
+    if (e instanceof ConfigError) return { ok: false, error: e.message };
+    throw e;
+  }
+  if (options.wasm) void useCompiledWasm(options.wasm);
+  const deps: Deps = {
+    config,
+    db: new Kysely<Database>({ dialect: new D1Dialect(env.DB) }),
+    atomic: d1Atomic(env.DB),
+    hasher: wasmArgon2Hasher(),
+    // TODO(files): blobs: r2Blobs(env.FILES) once src/adapters/workers/r2-blobs.ts lands on main.
+    clock: { now: () => Date.now() },
+    ids: { uuid: () => crypto.randomUUID() },
+    log: jsonLogger(config.LOG_LEVEL),
+    keys: createKeys(new TextEncoder().encode(config.JWT_SECRET)),
+    client: workersClient,
+  };
+  return { ok: true, deps, app: createApp(deps) };
+}
+
+const hasUsers = async (deps: Deps) => !!(await deps.db.selectFrom('users').select('id').limit(1).executeTakeFirst());
+
+/**
+ * Creates the first administrator from ADMIN_PASSWORD. Unlike on Bun, a random password is never
+ * generated: a Worker has no console to show it on exactly once.
+ */
+async function ensureAdmin(deps: Deps): Promise<void> {
+  const { config, log } = deps;
+  if (!config.ADMIN_PASSWORD) {
+    if (!(await hasUsers(deps))) {
+      log.log(
+        'error',
+        'No administrator exists and ADMIN_PASSWORD is not set: set it (wrangler secret put ADMIN_PASSWORD; locally in .dev.vars) and the next request creates one',
+        { loginName: config.ADMIN_LOGIN_NAME },
+      );
+    }
+    return;
+  }
+  try {
+    const result = await bootstrapAdmin(deps);
+    if (result.created) log.log('info', 'administrator created from ADMIN_PASSWORD', { loginName: config.ADMIN_LOGIN_NAME });
+  } catch (e) {
+    // Two isolates can race on an empty table; the loser finds the winner's row and carries on.
+    if (!(e instanceof AppError) && (await hasUsers(deps).catch(() => false))) return;
+    throw e;
+  }
+}
+
+function configErrorResponse(error: string): Response {
+  const traceId = newTraceId();
+  console.error(line('error', error, { traceId }));
+  return new Response(JSON.stringify(errorBody(500, ERRORS.INTERNAL.msg, traceId)), {
+    status: 500,
+    headers: { 'content-type': 'application/json', 'x-trace-id': traceId },
+  });
+}
+
+/**
+ * The Worker's handlers. Deps are built on the first event an isolate sees (bindings exist only
+ * then) and reused by every later one. A bad configuration answers every request with a 500
+ * envelope and logs the variable at fault each time.
+ */
+export function createWorker(options: WorkerOptions = {}) {
+  let isolate: Isolate | undefined;
+  const current = (env: Env) => (isolate ??= build(env, options));
+
+  /** The admin bootstrap, once per isolate; a transient failure (D1) is retried on the next request. */
+  async function adminReady(state: Ready): Promise<void> {
+    state.admin ??= ensureAdmin(state.deps).catch((e) => {
+      if (e instanceof AppError) {
+        // A refused ADMIN_PASSWORD is a configuration error, as it is on Bun.
+        isolate = { ok: false, error: `Invalid configuration: ${e.message}` };
+        return;
+      }
+      state.deps.log.log('error', 'administrator bootstrap failed (are the D1 migrations applied?)', errorFields(e));
+      state.admin = undefined;
+    });
+    await state.admin;
+  }
+
+  return {
+    async fetch(request: Request, env: Env, ctx?: WorkerExecutionContext): Promise<Response> {
+      const first = current(env);
+      if (first.ok) await adminReady(first);
+      // The bootstrap may have found the configuration bad after all.
+      const state = isolate!;
+      if (!state.ok) return configErrorResponse(state.error);
+      // Hono's c.env carries this request's `cf`: middleware may rebuild c.req.raw (the body limit does) and lose it.
+      const perRequest: WorkerRequestEnv = { cf: (request as Request & { cf?: CfProperties }).cf };
+      return state.app.fetch(request, perRequest, ctx as never);
+    },
+
+    /** The cron trigger: expired captchas and sessions, stale rate limits, logs past LOG_RETENTION_DAYS. */
+    async scheduled(controller: ScheduledController, env: Env): Promise<void> {
+      const state = current(env);
+      if (!state.ok) {
+        console.error(line('error', state.error, { cron: controller.cron }));
+        return;
+      }
+      try {
+        // TODO(files): also remove orphan blobs once the files module's sweep lands on main.
+        const counts = await cleanup(state.deps);
+        state.deps.log.log('info', 'cleanup', { cron: controller.cron, ...counts });
+      } catch (e) {
+        state.deps.log.log('error', 'cleanup failed', { cron: controller.cron, ...errorFields(e) });
+        throw e;
+      }
+    },
+  };
+}

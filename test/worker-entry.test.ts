@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, spyOn, test } from 'bun:test';
+import { migrate } from '../src/adapters/bun/migrate';
+import { openSqlite } from '../src/adapters/bun/sqlite';
+import { createWorker } from '../src/entry/worker-handler';
+import { d1Shim } from './support/d1-shim';
+
+// The Worker's handlers under Bun over a D1-shaped shim: configuration errors, the admin
+// bootstrap rules and the cron handler. The same handlers run in workerd in test/e2e/.
+const SECRET = 'worker-secret-worker-secret-worker-secret-42';
+const PASSWORD = 'Correct-Horse-42';
+
+function env(vars: Record<string, unknown> = {}) {
+  const sqlite = openSqlite(':memory:');
+  migrate(sqlite);
+  return { sqlite, env: { DB: d1Shim(sqlite), CAPTCHA_ENABLED: 'false', LOG_REQUESTS: 'false', JWT_SECRET: SECRET, ...vars } };
+}
+
+let lines: string[] = [];
+let spies: { mockRestore(): void }[] = [];
+beforeEach(() => {
+  lines = [];
+  spies = [
+    spyOn(console, 'log').mockImplementation((l: unknown) => void lines.push(String(l))),
+    spyOn(console, 'error').mockImplementation((l: unknown) => void lines.push(String(l))),
+  ];
+});
+afterEach(() => spies.forEach((s) => s.mockRestore()));
+
+const req = (path: string, init: RequestInit = {}) => new Request(`http://worker.test${path}`, init);
+const loginReq = (headers: Record<string, string> = {}) =>
+  req('/auth/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ loginName: 'admin', password: PASSWORD }),
+  });
+
+describe('worker entry', () => {
+  test.each([
+    [{ JWT_SECRET: undefined }, 'JWT_SECRET'],
+    [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
+    [{ TOKEN_TTL_SECONDS: 'soon' }, 'TOKEN_TTL_SECONDS'],
+    [{ DB: undefined }, 'DB'],
+    [{ ADMIN_PASSWORD: 'password' }, 'ADMIN_PASSWORD'],
+  ])('bad configuration %p: every request gets a 500 envelope and a log line naming %s', async (vars, name) => {
+    const { env: e } = env({ ADMIN_PASSWORD: PASSWORD, ...vars });
+    const worker = createWorker();
+    for (const path of ['/health', '/auth/captcha']) {
+      const res = await worker.fetch(req(path), e);
+      expect(res.status).toBe(500);
+      const body = (await res.json()) as any;
+      expect(body).toMatchObject({ status: 500, msg: 'Internal server error', data: null });
+      expect(res.headers.get('x-trace-id')).toBe(body.traceId);
+    }
+    const logged = lines.filter((l) => l.includes('Invalid configuration'));
+    expect(logged.length).toBe(2);
+    expect(logged[0]).toContain(name);
+  });
+
+  test('without ADMIN_PASSWORD on an empty database: no generated password, a clear error, still serving', async () => {
+    const { env: e, sqlite } = env();
+    const worker = createWorker();
+    expect((await worker.fetch(req('/health'), e)).status).toBe(200);
+    expect((sqlite.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(0);
+    expect(lines.some((l) => l.includes('"level":"error"') && l.includes('ADMIN_PASSWORD is not set'))).toBe(true);
+  });
+
+  test('the admin is created once from ADMIN_PASSWORD, even with parallel first requests; login records CF client facts', async () => {
+    const { env: e, sqlite } = env({ ADMIN_PASSWORD: PASSWORD });
+    const worker = createWorker();
+    const first = await Promise.all([worker.fetch(req('/health'), e), worker.fetch(req('/health'), e)]);
+    expect(first.map((r) => r.status)).toEqual([200, 200]);
+    expect(sqlite.query('SELECT id, login_name FROM users').all()).toEqual([{ id: 1, login_name: 'admin' }]);
+
+    const login = loginReq({ 'cf-connecting-ip': '198.51.100.7', 'x-forwarded-for': '10.0.0.1' });
+    Object.defineProperty(login, 'cf', { value: { country: 'DE', city: 'Berlin' } });
+    const res = await worker.fetch(login, e);
+    expect(res.status).toBe(200);
+    expect(sqlite.query('SELECT ip, country, city, status FROM login_log').all()).toEqual([
+      { ip: '198.51.100.7', country: 'DE', city: 'Berlin', status: 'success' },
+    ]);
+    // A second isolate over the same database finds the admin and creates nothing.
+    const other = createWorker();
+    expect((await other.fetch(loginReq(), e)).status).toBe(200);
+    expect((sqlite.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(1);
+  });
+
+  test('the cron handler purges expired captchas and sessions and applies LOG_RETENTION_DAYS', async () => {
+    const { env: e, sqlite } = env({ ADMIN_PASSWORD: PASSWORD, LOG_RETENTION_DAYS: '30' });
+    const worker = createWorker();
+    expect((await worker.fetch(loginReq(), e)).status).toBe(200);
+    const long = '2000-01-01T00:00:00.000Z';
+    sqlite.run(`INSERT INTO captchas (key, answer_hash, ip, expires_at, created_at) VALUES ('k', 'h', '', '${long}', '${long}')`);
+    sqlite.run(`UPDATE sessions SET expires_at = '${long}'`);
+    sqlite.run(`UPDATE login_log SET created_at = '${long}'`);
+    await worker.scheduled({ cron: '*/15 * * * *', scheduledTime: Date.now() }, e);
+    for (const table of ['captchas', 'sessions', 'login_log']) {
+      expect((sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n).toBe(0);
+    }
+    expect(lines.some((l) => l.includes('"msg":"cleanup"') && l.includes('"captchas":1'))).toBe(true);
+  });
+});
