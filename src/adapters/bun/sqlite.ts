@@ -14,6 +14,9 @@ export function openSqlite(path: string): Database {
   return sqlite;
 }
 
+/** D1's limit of bound parameters per statement, enforced here too so Bun tests catch what D1 would refuse. */
+export const MAX_BOUND_PARAMS = 100;
+
 /**
  * Kysely over bun:sqlite. kysely-bun-sqlite calls `prepare()` for every query; handing it
  * `query()` instead makes bun:sqlite reuse one compiled statement per SQL text, which is
@@ -22,7 +25,15 @@ export function openSqlite(path: string): Database {
 export function bunKysely(sqlite: Database): Kysely<Schema> {
   const cached = new Proxy(sqlite, {
     get(target, prop, receiver) {
-      if (prop === 'prepare') return (sql: string) => target.query(sql);
+      if (prop === 'prepare') {
+        return (sql: string) => {
+          const stmt = target.query(sql);
+          if (stmt.paramsCount > MAX_BOUND_PARAMS) {
+            throw new Error(`D1 allows at most ${MAX_BOUND_PARAMS} bound parameters per statement, got ${stmt.paramsCount}: ${sql.slice(0, 120)}`);
+          }
+          return stmt;
+        };
+      }
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },

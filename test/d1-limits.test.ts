@@ -1,0 +1,40 @@
+import { describe, expect, test } from 'bun:test';
+import { sql } from 'kysely';
+import { jsonList } from '../src/core/sql-lists';
+import { makeTestApp } from './support/app';
+
+// D1 refuses statements with more than 100 bound parameters; the Bun adapter refuses them too,
+// so every module test running on Bun catches a query the Workers build would fail.
+describe('D1 limits on Bun', async () => {
+  const t = await makeTestApp();
+  const ids = Array.from({ length: 100 }, (_, i) => i + 1);
+
+  test('100 bound parameters pass, 101 are refused with a clear error', async () => {
+    expect((await t.db.selectFrom('menus').select('id').where('id', 'in', ids).execute()).length).toBeGreaterThan(0);
+    await expect(t.db.selectFrom('menus').select('id').where('id', 'in', ids).where('status', '=', 'enabled').execute()).rejects.toThrow(
+      /at most 100 bound parameters per statement, got 101/,
+    );
+  });
+
+  test('jsonList binds any number of ids as one parameter', async () => {
+    const many = Array.from({ length: 500 }, (_, i) => i + 1);
+    const rows = await t.db.selectFrom('menus').select('id').where('id', 'in', jsonList(many)).where('status', '=', 'enabled').execute();
+    expect(rows.length).toBe(t.count('menus'));
+    const some = await t.db.selectFrom('menus').select('id').where('id', 'in', jsonList([2, 3, 999])).orderBy('id').execute();
+    expect(some).toEqual([{ id: 2 }, { id: 3 }]);
+    const names = await t.db.selectFrom('roles').select('code').where('code', 'in', jsonList(['superAdmin', "x' OR 1=1"])).execute();
+    expect(names).toEqual([{ code: 'superAdmin' }]);
+  });
+
+  test('multi-row insert from one JSON parameter', async () => {
+    const now = new Date().toISOString();
+    const role = await t.db
+      .insertInto('roles')
+      .values({ name: 'Bulk', code: 'bulk', status: 'enabled', remark: null, created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const menuIds = Array.from({ length: 53 }, (_, i) => i + 1);
+    await sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${role.id}, value FROM json_each(${JSON.stringify(menuIds)})`.execute(t.db);
+    expect((t.sqlite.query('SELECT count(*) AS n FROM role_menu WHERE role_id = ?').get(role.id) as { n: number }).n).toBe(53);
+  });
+});
