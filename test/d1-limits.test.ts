@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { sql } from 'kysely';
 import { LIKE_MAX, whereContains } from '../src/core/pagination';
 import { jsonList } from '../src/core/sql-lists';
@@ -53,5 +55,16 @@ describe('D1 limits on Bun', async () => {
     expect(await find('ÜNï').execute()).toEqual([{ code: 'pct' }]);
     expect(await find('üNï').execute()).toEqual([]); // as with LIKE, only ASCII letters fold
     expect(await find(long).execute()).toEqual([{ code: 'long' }]);
+  });
+
+  test('no interactive transactions outside the Bun adapter (D1 has none; use deps.atomic)', () => {
+    const src = join(import.meta.dir, '../src');
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : n.endsWith('.ts') ? [join(dir, n)] : []));
+    const offenders = walk(src)
+      .filter((f) => !relative(src, f).startsWith('adapters/bun/'))
+      .filter((f) => /\.transaction\s*\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(src, f));
+    expect(offenders).toEqual([]);
   });
 });

@@ -22,6 +22,7 @@ beforeEach(() => {
   spies = [
     spyOn(console, 'log').mockImplementation((l: unknown) => void lines.push(String(l))),
     spyOn(console, 'error').mockImplementation((l: unknown) => void lines.push(String(l))),
+    spyOn(console, 'warn').mockImplementation((l: unknown) => void lines.push(String(l))),
   ];
 });
 afterEach(() => spies.forEach((s) => s.mockRestore()));
@@ -65,7 +66,7 @@ describe('worker entry', () => {
   });
 
   test('the admin is created once from ADMIN_PASSWORD, even with parallel first requests; login records CF client facts', async () => {
-    const { env: e, sqlite } = env({ ADMIN_PASSWORD: PASSWORD });
+    const { env: e, sqlite } = env({ ADMIN_PASSWORD: PASSWORD, TRUST_PROXY: 'true' }); // ignored on Workers
     const worker = createWorker();
     const first = await Promise.all([worker.fetch(req('/health'), e), worker.fetch(req('/health'), e)]);
     expect(first.map((r) => r.status)).toEqual([200, 200]);
@@ -78,6 +79,7 @@ describe('worker entry', () => {
     expect(sqlite.query('SELECT ip, country, city, status FROM login_log').all()).toEqual([
       { ip: '198.51.100.7', country: 'DE', city: 'Berlin', status: 'success' },
     ]);
+    expect(lines.some((l) => l.includes('TRUST_PROXY is ignored on Workers'))).toBe(true);
     // A second isolate over the same database finds the admin and creates nothing.
     const other = createWorker();
     expect((await other.fetch(loginReq(), e)).status).toBe(200);

@@ -46,6 +46,11 @@ function build(env: Env, options: WorkerOptions): Isolate {
     if (e instanceof ConfigError) return { ok: false, error: e.message };
     throw e;
   }
+  if (config.TRUST_PROXY) {
+    // Cloudflare's edge sets CF-Connecting-IP itself; X-Forwarded-For there is whatever the client sent.
+    console.warn(line('warn', 'TRUST_PROXY is ignored on Workers: the client address is CF-Connecting-IP'));
+    config = { ...config, TRUST_PROXY: false };
+  }
   if (options.wasm) void useCompiledWasm(options.wasm);
   const deps: Deps = {
     config,
