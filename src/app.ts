@@ -13,6 +13,10 @@ import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
 import { dummyHash } from './modules/auth/login.service';
 import { loginUserRoutes } from './modules/login-user/login-user.routes';
+import { loginLogRoutes } from './modules/login-logs/login-logs.routes';
+import { menuRoutes } from './modules/menus/menus.routes';
+import { onlineRoutes } from './modules/online/online.routes';
+import { opLogRoutes } from './modules/op-logs/op-logs.routes';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -76,7 +80,11 @@ export function createApp(deps: Deps) {
   const routes = app
     .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
     .route('/', authRoutes)
-    .route('/', loginUserRoutes);
+    .route('/', loginUserRoutes)
+    .route('/', menuRoutes)
+    .route('/', onlineRoutes)
+    .route('/', loginLogRoutes)
+    .route('/', opLogRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
