@@ -148,3 +148,22 @@ export const idQuerySchema = z.strictObject({
     .refine((n) => Number.isSafeInteger(n), 'is too large')
     .openapi({ param: { name: 'id', in: 'query' }, example: '1', type: 'integer' }),
 });
+
+/** Above every character, so `[text, text + PREFIX_END)` holds exactly the strings starting with text. */
+const PREFIX_END = '\u{10FFFF}';
+
+/**
+ * `column` starts with `text`, as a range (`>= text AND < text + U+10FFFF`) so an index on the
+ * column serves it, unlike `LIKE '%…%'`; wildcards and quotes in the text are plain characters.
+ * `nocase` compares ASCII case-insensitively and needs a `COLLATE NOCASE` index to be fast.
+ */
+export function whereStartsWith<QB extends SelectQueryBuilder<any, any, any>>(
+  qb: QB,
+  column: string,
+  text: string | undefined,
+  opts: { nocase?: boolean } = {},
+): QB {
+  if (text === undefined) return qb;
+  const col = opts.nocase ? sql`${sql.ref(column)} COLLATE NOCASE` : sql.ref(column);
+  return qb.where(sql<boolean>`${col} >= ${text}`).where(sql<boolean>`${col} < ${text + PREFIX_END}`) as QB;
+}

@@ -23,8 +23,8 @@ export const LOGIN_LOG_SORT = { createdAt: 'created_at', loginName: 'login_name'
 
 export const LoginLogPageParams = z
   .strictObject({
-    loginName: likeText().optional().openapi({ description: 'Part of the login name (case-insensitive)' }),
-    ip: likeText().optional().openapi({ description: 'Part of the address' }),
+    loginName: likeText().optional().openapi({ description: 'Start of the login name, case-insensitive (`adm` finds admin)' }),
+    ip: likeText().optional().openapi({ description: 'Start of the address (`10.1.` finds 10.1.x.x)' }),
     status: z.enum(['success', 'failure'], { message: 'must be success or failure' }).optional(),
     ...dateRangeParams,
   })

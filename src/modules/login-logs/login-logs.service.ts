@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps';
-import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination';
+import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
 import { LOGIN_LOG_SORT, type LoginLogPageInput } from './login-logs.schemas';
 
 const COLUMNS = [
@@ -9,8 +9,10 @@ const COLUMNS = [
 export async function loginLogPage(deps: Deps, req: LoginLogPageInput) {
   const p = req.params;
   let filtered = deps.db.selectFrom('login_log');
-  filtered = whereContains(filtered, 'login_name', p.loginName);
-  filtered = whereContains(filtered, 'ip', p.ip);
+  // Prefix matches ride the (login_name NOCASE, created_at) and (ip, created_at) indexes; a
+  // '%…%' search would scan the whole table (≈350 ms at a million rows, see bench/).
+  filtered = whereStartsWith(filtered, 'login_name', p.loginName, { nocase: true });
+  filtered = whereStartsWith(filtered, 'ip', p.ip);
   if (p.status) filtered = filtered.where('status', '=', p.status);
   filtered = whereCreatedBetween(filtered, 'created_at', p);
   return runPage(req, {

@@ -41,7 +41,7 @@ export const OpLogPageParams = z
   .strictObject({
     module: identifier.optional().openapi({ description: 'Exact controller name, e.g. sysUser' }),
     action: identifier.optional().openapi({ description: 'Exact action name, e.g. delete' }),
-    operatorName: likeText().optional().openapi({ description: 'Part of the operator login name (case-insensitive)' }),
+    operatorName: likeText().optional().openapi({ description: 'Start of the operator login name, case-insensitive' }),
     status: z
       .number({ message: 'must be an HTTP status number' })
       .int('must be an integer')

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Deps } from '../../deps';
 import type { OpLogTable } from '../../db/schema';
 import { notFound } from '../../core/errors';
-import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination';
+import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
 import { OP_LOG_SORT, type OpLog, type OpLogPageInput } from './op-logs.schemas';
 
 const COLUMNS = [
@@ -34,7 +34,7 @@ export async function opLogPage(deps: Deps, req: OpLogPageInput) {
   let filtered = deps.db.selectFrom('op_log');
   if (p.module) filtered = filtered.where('module', '=', p.module);
   if (p.action) filtered = filtered.where('action', '=', p.action);
-  filtered = whereContains(filtered, 'operator_name', p.operatorName);
+  filtered = whereStartsWith(filtered, 'operator_name', p.operatorName, { nocase: true });
   if (p.status !== undefined) filtered = filtered.where('status', '=', p.status);
   filtered = whereCreatedBetween(filtered, 'created_at', p);
   return runPage(req, {
