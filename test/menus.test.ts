@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './support/app';
+import type { KyselyPlugin, RootOperationNode } from 'kysely';
+import { addMenu, deleteMenus, editMenu } from '../src/modules/menus/menus.service';
 import { BAD_IDS, userWithCodes } from './support/rbac-fixture';
 
 let t: TestApp;
@@ -350,5 +352,66 @@ describe('op log', () => {
     ]);
     await t.call('GET', '/app/sysMenu/tree', { token: admin });
     expect(t.count('op_log')).toBe(before + 4);
+  });
+});
+
+/**
+ * Deps whose db runs `act` (another request committing) right when the service compiles its write,
+ * i.e. after its own checks passed: only the guards inside the write can still refuse it.
+ */
+function racing(kind: string, act: () => void, match: (node: any) => boolean = () => true) {
+  let armed = true;
+  const plugin: KyselyPlugin = {
+    transformQuery({ node }): RootOperationNode {
+      if (armed && node.kind === kind && match(node)) {
+        armed = false;
+        act();
+      }
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+  return { ...t.deps, db: t.deps.db.withPlugin(plugin) };
+}
+
+async function statusOf(p: Promise<unknown>) {
+  try {
+    await p;
+    return 200;
+  } catch (e) {
+    return (e as { status: number }).status;
+  }
+}
+
+describe('guards inside the writes (a concurrent change lands between check and write)', () => {
+  test('edit: a move that would close a cycle is refused', async () => {
+    const x = await made({ title: 'RX', type: 'directory' });
+    const y = await made({ title: 'RY', type: 'directory' });
+    const deps = racing('UpdateQueryNode', () => t.sqlite.run('UPDATE menus SET parent_id = ?, version = version + 1 WHERE id = ?', [x.id, y.id]));
+    expect(await statusOf(editMenu(deps, { id: x.id, version: 1, parentId: y.id }))).toBe(400);
+    expect(row(x.id)).toMatchObject({ parent_id: 0, version: 1 });
+  });
+
+  test('add: a parent that became a button meanwhile gets no child', async () => {
+    const p = await made({ title: 'RP', type: 'menu' });
+    const before = t.count('menus');
+    const deps = racing(
+      'RawNode',
+      () => t.sqlite.run("UPDATE menus SET type = 'button', permission = 'sys:r:x' WHERE id = ?", [p.id]),
+      (node) => String(node.sqlFragments?.[0]).includes('INSERT INTO menus'),
+    );
+    expect(await statusOf(addMenu(deps, { title: 'child', type: 'menu', parentId: p.id }))).toBe(400);
+    expect(t.count('menus')).toBe(before);
+  });
+
+  test('delete: a child added meanwhile keeps the parent and its grants', async () => {
+    const p = await made({ title: 'RD', type: 'menu' });
+    t.sqlite.query('INSERT INTO role_menu (role_id, menu_id) VALUES (1, ?)').run(p.id);
+    const deps = racing('DeleteQueryNode', () =>
+      t.sqlite.run("INSERT INTO menus (parent_id, title, type, permission) VALUES (?, 'late child', 'button', 'sys:r:y')", [p.id]),
+    );
+    expect(await statusOf(deleteMenus(deps, [p.id]))).toBe(400);
+    expect(row(p.id)).not.toBeNull();
+    expect(t.sqlite.query('SELECT count(*) AS n FROM role_menu WHERE menu_id = ?').get(p.id)).toEqual({ n: 1 });
   });
 });
