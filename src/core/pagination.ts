@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { badRequest } from './errors';
 
 /**
@@ -101,7 +101,8 @@ export async function runPage<S extends string, Row, R>(
     maxPageSize: number;
     filtered: SelectQueryBuilder<any, any, any>;
     select: (qb: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, Row>;
-    sortColumns: Record<S, string>;
+    /** A column name, or an expression such as sql`login_name COLLATE NOCASE` for a case-insensitive order. */
+    sortColumns: Record<S, string | RawBuilder<unknown>>;
     defaultSort: S;
     idColumn: string;
     map: (row: Row) => R;
@@ -111,7 +112,7 @@ export async function runPage<S extends string, Row, R>(
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
   const rows = await opts
     .select(opts.filtered)
-    .orderBy(sql.ref(column), req.sortOrder)
+    .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
     .orderBy(sql.ref(opts.idColumn), req.sortOrder)
     .limit(req.pageSize)
     .offset((req.pageNo - 1) * req.pageSize)

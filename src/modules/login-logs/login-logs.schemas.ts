@@ -19,8 +19,6 @@ export const LoginLogSchema = z
   })
   .openapi('LoginLog');
 
-export const LOGIN_LOG_SORT = { createdAt: 'created_at', loginName: 'login_name', ip: 'ip', status: 'status' } as const;
-
 export const LoginLogPageParams = z
   .strictObject({
     loginName: likeText().optional().openapi({ description: 'Start of the login name, case-insensitive (`adm` finds admin)' }),

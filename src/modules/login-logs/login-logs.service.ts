@@ -1,6 +1,9 @@
+import { sql } from 'kysely';
 import type { Deps } from '../../deps';
 import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
-import { LOGIN_LOG_SORT, type LoginLogPageInput } from './login-logs.schemas';
+import type { LoginLogPageInput } from './login-logs.schemas';
+
+const SORT = { createdAt: 'created_at', loginName: sql`login_name COLLATE NOCASE`, ip: 'ip', status: 'status' };
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
@@ -19,7 +22,7 @@ export async function loginLogPage(deps: Deps, req: LoginLogPageInput) {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
     select: (qb) => qb.select(COLUMNS),
-    sortColumns: LOGIN_LOG_SORT,
+    sortColumns: SORT,
     defaultSort: 'createdAt',
     idColumn: 'id',
     map: (r: Record<string, any>) => ({

@@ -15,8 +15,6 @@ export const OnlineSessionSchema = z
   })
   .openapi('OnlineSession');
 
-export const ONLINE_SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: 'u.login_name', ip: 's.ip' } as const;
-
 export const OnlinePageParams = z
   .strictObject({
     loginName: likeText().optional().openapi({ description: 'Part of the login name (case-insensitive)' }),

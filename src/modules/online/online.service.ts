@@ -1,7 +1,10 @@
+import { sql } from 'kysely';
 import type { Deps } from '../../deps';
 import { runPage, whereContains } from '../../core/pagination';
 import { isoNow } from '../../core/time';
-import { ONLINE_SORT, type OnlinePageInput } from './online.schemas';
+import type { OnlinePageInput } from './online.schemas';
+
+const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`u.login_name COLLATE NOCASE`, ip: 's.ip' };
 
 /** Live sessions only: not revoked and not expired, joined with their user's login name. */
 export async function onlinePage(deps: Deps, req: OnlinePageInput) {
@@ -17,7 +20,7 @@ export async function onlinePage(deps: Deps, req: OnlinePageInput) {
     filtered,
     select: (qb) =>
       qb.select(['s.id', 's.user_id', 'u.login_name', 's.ip', 's.user_agent', 's.browser', 's.os', 's.login_at', 's.expires_at']),
-    sortColumns: ONLINE_SORT,
+    sortColumns: SORT,
     defaultSort: 'loginAt',
     idColumn: 's.id',
     map: (r: Record<string, any>) => ({

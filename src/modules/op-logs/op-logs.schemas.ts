@@ -24,14 +24,6 @@ export const OpLogDetailSchema = z
   .object({ ...opLogFields, params: z.string().openapi({ description: 'Request JSON, secrets redacted, at most 2 KiB' }) })
   .openapi('OpLogDetail');
 
-export const OP_LOG_SORT = {
-  createdAt: 'created_at',
-  module: 'module',
-  operatorName: 'operator_name',
-  status: 'status',
-  durationMs: 'duration_ms',
-} as const;
-
 const identifier = z
   .string()
   .trim()

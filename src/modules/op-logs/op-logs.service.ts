@@ -1,9 +1,17 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Deps } from '../../deps';
 import type { OpLogTable } from '../../db/schema';
 import { notFound } from '../../core/errors';
 import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
-import { OP_LOG_SORT, type OpLog, type OpLogPageInput } from './op-logs.schemas';
+import type { OpLog, OpLogPageInput } from './op-logs.schemas';
+
+const SORT = {
+  createdAt: 'created_at',
+  module: 'module',
+  operatorName: sql`operator_name COLLATE NOCASE`,
+  status: 'status',
+  durationMs: 'duration_ms',
+};
 
 const COLUMNS = [
   'id', 'module', 'action', 'method', 'path', 'operator_id', 'operator_name', 'ip', 'user_agent',
@@ -41,7 +49,7 @@ export async function opLogPage(deps: Deps, req: OpLogPageInput) {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
     select: (qb) => qb.select(COLUMNS),
-    sortColumns: OP_LOG_SORT,
+    sortColumns: SORT,
     defaultSort: 'createdAt',
     idColumn: 'id',
     map: (r: Omit<Selectable<OpLogTable>, 'params'>) => toOpLog(r),
