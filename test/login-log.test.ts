@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { ADMIN_PASSWORD, makeTestApp, type TestApp } from './support/app';
+import { seedLoginLogs } from '../bench/seed-logs';
 import { BAD_IDS, BAD_PAGE_REQUESTS, userWithCodes } from './support/rbac-fixture';
 
 let t: TestApp;
@@ -199,5 +200,31 @@ describe('clear', () => {
     const after = await page();
     expect(after.data.total).toBe(1);
     expect(after.data.records[0]).toMatchObject({ loginName: 'admin', status: 'failure', ip: '10.9.9.9' });
+  });
+});
+
+describe('broad prefixes (the page walks created_at instead of sorting every match)', () => {
+  test('both plans return the same rows and totals', async () => {
+    const big = await makeTestApp();
+    seedLoginLogs(big.sqlite, 3000, { names: 40, endMs: big.clock.now() });
+    const token = await big.login();
+    const expected = (where: string, arg: string, offset: number) => ({
+      ids: (big.sqlite.query(`SELECT id FROM login_log WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT 10 OFFSET ${offset}`).all(arg) as { id: number }[]).map((r) => r.id),
+      total: (big.sqlite.query(`SELECT count(*) AS n FROM login_log WHERE ${where}`).get(arg) as { n: number }).n,
+    });
+    const cases: [Record<string, string>, string, string][] = [
+      [{ loginName: 'USER00' }, "lower(login_name) LIKE ? || '%'", 'user00'], // broad: ≥ 1000 matches
+      [{ loginName: 'user00001' }, "login_name LIKE ? || '%'", 'user00001'], // narrow
+      [{ ip: '10.' }, "ip LIKE ? || '%'", '10.'],
+    ];
+    for (const [params, where, arg] of cases) {
+      for (const pageNo of [1, 7]) {
+        const r = await big.call('POST', '/app/sysLoginLog/page', { token, body: { params, pageNo } });
+        expect(r.status).toBe(200);
+        const want = expected(where, arg, (pageNo - 1) * 10);
+        expect(want.total).toBeGreaterThan(70);
+        expect({ ids: r.data.records.map((x: any) => x.id), total: r.data.total }).toEqual(want);
+      }
+    }
   });
 });

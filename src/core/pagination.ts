@@ -100,6 +100,8 @@ export async function runPage<S extends string, Row, R>(
   opts: {
     maxPageSize: number;
     filtered: SelectQueryBuilder<any, any, any>;
+    /** The same rows for the count, when the WHERE is best written for another index there (default: filtered). */
+    counted?: SelectQueryBuilder<any, any, any>;
     select: (qb: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, Row>;
     /** A column name, or an expression such as sql`login_name COLLATE NOCASE` for a case-insensitive order. */
     sortColumns: Record<S, string | RawBuilder<unknown>>;
@@ -119,7 +121,7 @@ export async function runPage<S extends string, Row, R>(
     .execute();
   let total = 0;
   if (req.searchCount) {
-    const row = await opts.filtered.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const row = await (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
     total = Number((row as { n?: number } | undefined)?.n ?? 0);
   }
   return {
@@ -156,15 +158,18 @@ const PREFIX_END = '\u{10FFFF}';
 /**
  * `column` starts with `text`, as a range (`>= text AND < text + U+10FFFF`) so an index on the
  * column serves it, unlike `LIKE '%…%'`; wildcards and quotes in the text are plain characters.
- * `nocase` compares ASCII case-insensitively and needs a `COLLATE NOCASE` index to be fast.
+ * `nocase` compares ASCII case-insensitively and needs a `COLLATE NOCASE` index to be fast;
+ * `unindexed` makes the planner ignore the column's index for this term.
  */
 export function whereStartsWith<QB extends SelectQueryBuilder<any, any, any>>(
   qb: QB,
   column: string,
   text: string | undefined,
-  opts: { nocase?: boolean } = {},
+  opts: { nocase?: boolean; unindexed?: boolean } = {},
 ): QB {
   if (text === undefined) return qb;
-  const col = opts.nocase ? sql`${sql.ref(column)} COLLATE NOCASE` : sql.ref(column);
+  // A unary plus keeps the planner off the column's index (e.g. to walk another index in sort order).
+  const ref = opts.unindexed ? sql`(+${sql.ref(column)})` : sql.ref(column);
+  const col = opts.nocase ? sql`${ref} COLLATE NOCASE` : ref;
   return qb.where(sql<boolean>`${col} >= ${text}`).where(sql<boolean>`${col} < ${text + PREFIX_END}`) as QB;
 }
