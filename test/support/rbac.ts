@@ -55,3 +55,28 @@ export function enabledSuperAdmins(t: TestApp): number {
       .get() as { n: number }
   ).n;
 }
+
+/**
+ * Runs `fn` with a barrier in front of deps.atomic: each write waits until `parties` writes have
+ * arrived (or 500 ms passed), so concurrent requests all make their early checks before any of
+ * them writes — the worst interleaving for check-then-write code. Returns how many writes arrived.
+ */
+export async function withWriteBarrier<T>(t: TestApp, parties: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
+  const atomic = t.deps.atomic;
+  const waiting: (() => void)[] = [];
+  let writes = 0;
+  t.deps.atomic = async (q) => {
+    writes++;
+    await new Promise<void>((resolve) => {
+      waiting.push(resolve);
+      if (waiting.length === parties) for (const go of waiting.splice(0)) go();
+      else setTimeout(resolve, 500);
+    });
+    return atomic(q);
+  };
+  try {
+    return { result: await fn(), writes };
+  } finally {
+    t.deps.atomic = atomic;
+  }
+}
