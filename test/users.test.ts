@@ -555,3 +555,34 @@ describe('op log', () => {
     expect(JSON.parse(added[1]!.params)).toEqual({ id, newPassword: '[REDACTED]' });
   });
 });
+
+describe('D1 limits', () => {
+  test('batch actions with 100 ids stay within 100 bound parameters per statement', async () => {
+    const atomic = t.deps.atomic;
+    let most = 0;
+    t.deps.atomic = (q) => {
+      for (const s of q) most = Math.max(most, s.parameters.length);
+      return atomic(q);
+    };
+    try {
+      const ids = Array.from({ length: 100 }, (_, i) => 700_000 + i);
+      const role = await t.call('POST', '/app/sysRole/add', { token: admin, body: { name: 'Wide', code: 'wide_role' } });
+      const user = await newUserId();
+      const calls: [string, unknown][] = [
+        ['/app/sysUser/delete', { ids }],
+        ['/app/sysUser/grantRole', { userId: user, roleIds: [role.data.id, ...ids.slice(1)] }],
+        ['/app/sysUser/add', { loginName: 'wide_user', password: USER_PASSWORD, roleIds: [role.data.id, ...ids.slice(1)] }],
+        ['/app/sysRole/grantMenu', { roleId: role.data.id, menuIds: ids }],
+        ['/app/sysRole/delete', { ids }],
+      ];
+      for (const [path, body] of calls) {
+        const r = await t.call('POST', path, { token: admin, body });
+        expect(r.status).toBeLessThan(500);
+      }
+      expect(most).toBeGreaterThan(0);
+      expect(most).toBeLessThanOrEqual(20);
+    } finally {
+      t.deps.atomic = atomic;
+    }
+  });
+});

@@ -5,7 +5,7 @@ import { guardStatement } from '../../core/guards';
 import { runPage, whereContains } from '../../core/pagination';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
 import { isoNow } from '../../core/time';
-import { guardedWrite, lastSuperAdminGuard, missingIds, versionGuard } from '../users/guarded-write';
+import { guardedWrite, idList, lastSuperAdminGuard, missingIds, versionGuard } from '../users/guarded-write';
 import { ROLE_COLUMNS, toRole } from './role.model';
 import type { AddRoleInput, EditRoleInput, RolePageInput } from './roles.schemas';
 
@@ -114,16 +114,16 @@ export async function editRole(deps: Deps, input: EditRoleInput) {
  */
 export async function deleteRoles(deps: Deps, ids: number[]) {
   const { db } = deps;
-  const roles = await db.selectFrom('roles').select(['id', 'code']).where('id', 'in', ids).execute();
+  const roles = await db.selectFrom('roles').select(['id', 'code']).where('id', 'in', idList(ids)).execute();
   if (roles.some((r) => r.code === SUPER_ADMIN_ROLE)) throw badRequest(`ids: the built-in ${SUPER_ADMIN_ROLE} role cannot be deleted`);
-  const held = await db.selectFrom('user_role').select('role_id').distinct().where('role_id', 'in', ids).orderBy('role_id').execute();
+  const held = await db.selectFrom('user_role').select('role_id').distinct().where('role_id', 'in', idList(ids)).orderBy('role_id').execute();
   if (held.length > 0) {
     throw badRequest(`ids: role ${held.map((r) => r.role_id).join(', ')} is still granted to users; revoke it first`);
   }
   await guardedWrite(deps, [
-    guardStatement(db, 'role_in_use', sql`EXISTS (SELECT 1 FROM user_role WHERE role_id IN (${sql.join(ids)}))`),
-    db.deleteFrom('role_menu').where('role_id', 'in', ids).compile(),
-    db.deleteFrom('roles').where('id', 'in', ids).where('code', '!=', SUPER_ADMIN_ROLE).compile(),
+    guardStatement(db, 'role_in_use', sql`EXISTS (SELECT 1 FROM user_role WHERE role_id IN ${idList(ids)})`),
+    db.deleteFrom('role_menu').where('role_id', 'in', idList(ids)).compile(),
+    db.deleteFrom('roles').where('id', 'in', idList(ids)).where('code', '!=', SUPER_ADMIN_ROLE).compile(),
     lastSuperAdminGuard(deps),
   ]);
 }
@@ -149,10 +149,7 @@ export async function grantMenus(deps: Deps, input: { roleId: number; menuIds: n
   const queries: CompiledQuery[] = [db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile()];
   if (input.menuIds.length > 0) {
     queries.push(
-      db
-        .insertInto('role_menu')
-        .values(input.menuIds.map((menuId) => ({ role_id: input.roleId, menu_id: menuId })))
-        .compile(),
+      sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${JSON.stringify(input.menuIds)})`.compile(db),
     );
   }
   await guardedWrite(deps, queries, {

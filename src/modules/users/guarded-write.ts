@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type QueryResult } from 'kysely';
+import { sql, type CompiledQuery, type QueryResult, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, conflict } from '../../core/errors';
 import { failedGuard, guardStatement, isForeignKeyViolation, isUniqueViolation } from '../../core/guards';
@@ -55,10 +55,19 @@ export async function guardedWrite(deps: Deps, queries: CompiledQuery[], errors:
   }
 }
 
+/**
+ * A list of validated ids as ONE bound parameter: `col IN ${idList(ids)}` or
+ * `SELECT value FROM json_each(...)`. D1 caps a statement at 100 bound parameters, and a batch
+ * action may carry 100 ids plus other values.
+ */
+export function idList(ids: readonly number[]): RawBuilder<number> {
+  return sql<number>`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+}
+
 /** The ids among `ids` that have no row in `table`, for "unknown id" messages. */
 export async function missingIds(deps: Deps, table: 'roles' | 'menus' | 'users', ids: readonly number[]): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await deps.db.selectFrom(table).select('id').where('id', 'in', ids).execute();
+  const rows = await deps.db.selectFrom(table).select('id').where('id', 'in', idList(ids)).execute();
   const found = new Set(rows.map((r) => r.id));
   return ids.filter((id) => !found.has(id));
 }

@@ -1,5 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
+import { idList } from './guarded-write';
 import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination';
 import { USER_COLUMNS, toUser } from './user.model';
 import type { UserPageInput } from './users.schemas';
@@ -23,7 +24,7 @@ export function revokeSessions(deps: Deps, userIds: number[], now: string): Comp
   return deps.db
     .updateTable('sessions')
     .set({ revoked_at: now })
-    .where('user_id', 'in', userIds)
+    .where('user_id', 'in', idList(userIds))
     .where('revoked_at', 'is', null)
     .compile();
 }
@@ -32,12 +33,7 @@ export function revokeSessions(deps: Deps, userIds: number[], now: string): Comp
 export function grantStatements(deps: Deps, userId: number, roleIds: readonly number[]): CompiledQuery[] {
   const out = [deps.db.deleteFrom('user_role').where('user_id', '=', userId).compile()];
   if (roleIds.length > 0) {
-    out.push(
-      deps.db
-        .insertInto('user_role')
-        .values(roleIds.map((roleId) => ({ user_id: userId, role_id: roleId })))
-        .compile(),
-    );
+    out.push(sql`INSERT INTO user_role (user_id, role_id) SELECT ${userId}, value FROM json_each(${JSON.stringify(roleIds)})`.compile(deps.db));
   }
   return out;
 }

@@ -4,7 +4,7 @@ import type { AuthUser } from '../../http/context';
 import { badRequest, conflict, notFound } from '../../core/errors';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { isoNow } from '../../core/time';
-import { guardedWrite, lastSuperAdminGuard, missingIds, versionGuard } from './guarded-write';
+import { guardedWrite, idList, lastSuperAdminGuard, missingIds, versionGuard } from './guarded-write';
 import { toUser } from './user.model';
 import { findUser, findUserByLoginName, grantStatements, revokeSessions } from './users.repo';
 import type { AddUserInput, EditUserInput } from './users.schemas';
@@ -57,9 +57,8 @@ export async function addUser(deps: Deps, input: AddUserInput) {
   ];
   if (roleIds.length > 0) {
     // The new id is not known before the batch runs, so the grant finds the row by its login name.
-    const values = sql.join(roleIds.map((id) => sql`SELECT ${id} AS role_id`), sql` UNION ALL `);
     queries.push(
-      sql`INSERT INTO user_role (user_id, role_id) SELECT u.id, v.role_id FROM users u, (${values}) v
+      sql`INSERT INTO user_role (user_id, role_id) SELECT u.id, v.value FROM users u, json_each(${JSON.stringify(roleIds)}) v
         WHERE u.login_name = ${input.loginName}`.compile(db),
     );
   }
@@ -106,9 +105,9 @@ export async function deleteUsers(deps: Deps, auth: AuthUser, ids: number[]) {
   const { db } = deps;
   if (ids.includes(auth.userId)) throw badRequest('ids: you cannot delete your own account');
   await guardedWrite(deps, [
-    db.deleteFrom('sessions').where('user_id', 'in', ids).compile(),
-    db.deleteFrom('user_role').where('user_id', 'in', ids).compile(),
-    db.deleteFrom('users').where('id', 'in', ids).compile(),
+    db.deleteFrom('sessions').where('user_id', 'in', idList(ids)).compile(),
+    db.deleteFrom('user_role').where('user_id', 'in', idList(ids)).compile(),
+    db.deleteFrom('users').where('id', 'in', idList(ids)).compile(),
     lastSuperAdminGuard(deps),
   ]);
 }
