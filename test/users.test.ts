@@ -101,7 +101,7 @@ describe('auth table: no token 401, without the code 403, with the code 200', ()
 describe('add', () => {
   test('creates the user with its roles and never returns the hash', async () => {
     const role = await t.call('POST', '/app/sysRole/add', { token: admin, body: { name: 'Editors', code: uniq('editors') } });
-    const r = await addUser({ loginName: '  Alice_1  ', nickName: 'Alice', email: 'a@example.com', phone: '+1 555', roleIds: [role.data.id, role.data.id] });
+    const r = await addUser({ loginName: '  Alice_1  ', nickName: ' Alice ', email: ' a@example.com ', phone: '+1 555', roleIds: [role.data.id, role.data.id] });
     expect(r.status).toBe(200);
     expect(r.data).toMatchObject({ loginName: 'Alice_1', nickName: 'Alice', email: 'a@example.com', status: 'enabled', version: 1 });
     expect(JSON.stringify(r.json)).not.toMatch(/argon2|password/i);

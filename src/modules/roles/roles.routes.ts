@@ -3,12 +3,14 @@ import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { ChangeStatusRequest, IdsRequest } from '../users/users.schemas';
+import { idsRequest, statusRequest } from '../users/users.schemas';
 import { RoleSchema } from './role.model';
 import { AddRoleRequest, EditRoleRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas';
 import * as roles from './roles.service';
 
 const tags = ['Roles'];
+const IdsRequest = idsRequest('RoleIdsRequest');
+const ChangeStatusRequest = statusRequest('RoleStatusRequest');
 const base = '/app/sysRole';
 const ok = <T extends z.ZodType>(description: string, schema: T) => ({
   200: { description, content: { 'application/json': { schema: envelope(schema) } } },

@@ -17,7 +17,7 @@ export const roleIdsSchema = z
 /** The editable profile fields, shared by add and edit. */
 const profileFields = {
   nickName: text(64).min(1, 'must not be empty').optional(),
-  email: z.email('must be an email address').max(128, 'must be at most 128 characters').nullable().optional(),
+  email: text(128).pipe(z.email('must be an email address')).openapi({ format: 'email' }).nullable().optional(),
   phone: text(32).regex(/^[0-9+\-() ]*$/, 'may contain digits, spaces and + - ( ) only').nullable().optional(),
   avatar: nullableText(512),
   remark: nullableText(255),
@@ -46,9 +46,12 @@ export const EditUserRequest = z
     description: 'Partial update: omitted fields stay as they are. `version` must be the one read; a stale one is refused with 409. roleIds, when given, replace the set.',
   });
 
-export const IdsRequest = z.strictObject({ ids: idsSchema }).openapi('IdsRequest');
+/** Named per module so the OpenAPI components of parallel modules never collide. */
+export const idsRequest = (name: string) => z.strictObject({ ids: idsSchema }).openapi(name);
+export const statusRequest = (name: string) => z.strictObject({ id: idSchema, status: StatusSchema }).openapi(name);
 
-export const ChangeStatusRequest = z.strictObject({ id: idSchema, status: StatusSchema }).openapi('ChangeStatusRequest');
+export const IdsRequest = idsRequest('UserIdsRequest');
+export const ChangeStatusRequest = statusRequest('UserStatusRequest');
 
 export const ResetPasswordRequest = z
   .strictObject({
