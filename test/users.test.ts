@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import type { PermissionCode } from '../src/core/permissions';
 import { ADMIN_PASSWORD, makeTestApp, type TestApp } from './support/app';
-import { USER_PASSWORD, snapshot, userWithCodes } from './support/rbac';
+import { USER_PASSWORD, snapshot, userWithCodes, withWriteBarrier } from './support/rbac';
 
 let t: TestApp;
 let admin: string;
@@ -353,6 +353,17 @@ describe('edit', () => {
     expect(r.status).toBe(409);
     expect(r.json.msg).toContain('version');
     expect(snapshot(t, 'users', 'user_role', 'sessions')).toBe(before);
+  });
+
+  test('two parallel edits of one version: one 200, one 409', async () => {
+    const id = await newUserId({ nickName: 'Racy' });
+    const { result, writes } = await withWriteBarrier(t, 2, () =>
+      Promise.all(['A', 'B'].map((nickName) => edit({ id, version: 1, nickName }))),
+    );
+    expect(writes).toBe(2);
+    expect(result.map((r) => r.status).sort()).toEqual([200, 409]);
+    const winner = result.find((r) => r.status === 200)!.data.nickName;
+    expect(userRow(id)).toMatchObject({ nick_name: winner, version: 2 });
   });
 
   test('read-only and unknown fields, passwords, missing version are refused', async () => {
