@@ -2,12 +2,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
-import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from './deps';
 import { AppError } from './core/errors';
 import { envelope, okBody } from './core/envelope';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { createRouter } from './http/router';
+import { securityHeaders } from './http/security-headers';
 import { newTraceId, traceIdFromParent } from './http/trace';
 import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
@@ -62,8 +62,7 @@ export function createApp(deps: Deps) {
       maxAge: 600,
     }),
   );
-  // Images and files are embedded by an SPA on another origin through signed links.
-  app.use('*', secureHeaders({ crossOriginResourcePolicy: 'cross-origin' }));
+  app.use('*', securityHeaders);
   const jsonLimit = bodyLimit({
     maxSize: JSON_BODY_LIMIT,
     onError: () => {
