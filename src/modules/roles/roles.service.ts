@@ -5,7 +5,7 @@ import { guardStatement } from '../../core/guards';
 import { runPage, whereContains } from '../../core/pagination';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
 import { isoNow } from '../../core/time';
-import { guardedWrite, idList, lastSuperAdminGuard, missingIds, versionGuard } from '../users/guarded-write';
+import { guardedWrite, idList, lastSuperAdminGuard, missingIds, unknownIdsMessage, versionGuard } from '../users/guarded-write';
 import { ROLE_COLUMNS, toRole } from './role.model';
 import type { AddRoleInput, EditRoleInput, RolePageInput } from './roles.schemas';
 
@@ -156,7 +156,7 @@ export async function grantMenus(deps: Deps, input: { roleId: number; menuIds: n
     foreignKey: async () => {
       if (!(await findRole(deps, input.roleId))) return notFound('Role not found');
       const missing = await missingIds(deps, 'menus', input.menuIds);
-      return badRequest(`menuIds: unknown menu id${missing.length === 1 ? '' : 's'} ${missing.join(', ') || '(removed meanwhile)'}`);
+      return badRequest(unknownIdsMessage('menuIds', 'menu', missing));
     },
   });
 }

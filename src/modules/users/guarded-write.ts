@@ -64,6 +64,14 @@ export function idList(ids: readonly number[]): RawBuilder<number> {
   return sql<number>`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 }
 
+/** "unknown role id 7" / "unknown menu ids 7, 8, … (12 in all)" for a grant that named missing rows. */
+export function unknownIdsMessage(field: string, kind: string, missing: readonly number[]): string {
+  if (missing.length === 0) return `${field}: a ${kind} was removed meanwhile; reload and try again`;
+  const shown = missing.slice(0, 10).join(', ');
+  const more = missing.length > 10 ? `, … (${missing.length} in all)` : '';
+  return `${field}: unknown ${kind} id${missing.length === 1 ? '' : 's'} ${shown}${more}`;
+}
+
 /** The ids among `ids` that have no row in `table`, for "unknown id" messages. */
 export async function missingIds(deps: Deps, table: 'roles' | 'menus' | 'users', ids: readonly number[]): Promise<number[]> {
   if (ids.length === 0) return [];

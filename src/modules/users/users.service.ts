@@ -4,7 +4,7 @@ import type { AuthUser } from '../../http/context';
 import { badRequest, conflict, notFound } from '../../core/errors';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { isoNow } from '../../core/time';
-import { guardedWrite, idList, lastSuperAdminGuard, missingIds, versionGuard } from './guarded-write';
+import { guardedWrite, idList, lastSuperAdminGuard, missingIds, unknownIdsMessage, versionGuard } from './guarded-write';
 import { toUser } from './user.model';
 import { findUser, findUserByLoginName, grantStatements, revokeSessions } from './users.repo';
 import type { AddUserInput, EditUserInput } from './users.schemas';
@@ -22,7 +22,7 @@ const loginNameTaken = (name: string) => `loginName: '${name}' is already taken`
 /** A grant naming a role that does not exist (any more) fails its batch on the foreign key. */
 const unknownRoles = (deps: Deps, roleIds: readonly number[]) => async () => {
   const missing = await missingIds(deps, 'roles', roleIds);
-  return badRequest(`roleIds: unknown role id${missing.length === 1 ? '' : 's'} ${missing.join(', ') || '(removed meanwhile)'}`);
+  return badRequest(unknownIdsMessage('roleIds', 'role', missing));
 };
 
 export async function userDetail(deps: Deps, id: number) {
