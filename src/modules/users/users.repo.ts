@@ -1,13 +1,17 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
+import type { UserRow } from '../../db/schema';
 import { idList } from './guarded-write';
 import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination';
 import { USER_COLUMNS, toUser } from './user.model';
 import type { UserPageInput } from './users.schemas';
 
-/** A user's public columns (never password_hash), or undefined. */
-export function findUser(deps: Deps, id: number) {
-  return deps.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+const FIND_USER_SQL = `SELECT ${USER_COLUMNS.join(', ')} FROM users WHERE id = ?`;
+
+/** A user's public columns (never password_hash), or undefined. A hot read: plain SQL, cached statement. */
+export async function findUser(deps: Deps, id: number) {
+  const [row] = await deps.read<Omit<UserRow, 'password_hash'>>(FIND_USER_SQL, [id]);
+  return row;
 }
 
 /** Case-insensitive lookup, matching the users_login_name NOCASE index. */
