@@ -17,6 +17,8 @@ import { loginLogRoutes } from './modules/login-logs/login-logs.routes';
 import { menuRoutes } from './modules/menus/menus.routes';
 import { onlineRoutes } from './modules/online/online.routes';
 import { opLogRoutes } from './modules/op-logs/op-logs.routes';
+import { roleRoutes } from './modules/roles/roles.routes';
+import { userRoutes } from './modules/users/users.routes';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -80,6 +82,8 @@ export function createApp(deps: Deps) {
     .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
     .route('/', authRoutes)
     .route('/', loginUserRoutes)
+    .route('/', userRoutes)
+    .route('/', roleRoutes)
     .route('/', menuRoutes)
     .route('/', onlineRoutes)
     .route('/', loginLogRoutes)
