@@ -2,17 +2,23 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
-import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from './deps';
 import { AppError } from './core/errors';
 import { envelope, okBody } from './core/envelope';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { createRouter } from './http/router';
+import { securityHeaders } from './http/security-headers';
 import { newTraceId, traceIdFromParent } from './http/trace';
 import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
 import { dummyHash } from './modules/auth/login.service';
 import { loginUserRoutes } from './modules/login-user/login-user.routes';
+import { loginLogRoutes } from './modules/login-logs/login-logs.routes';
+import { menuRoutes } from './modules/menus/menus.routes';
+import { onlineRoutes } from './modules/online/online.routes';
+import { opLogRoutes } from './modules/op-logs/op-logs.routes';
+import { roleRoutes } from './modules/roles/roles.routes';
+import { userRoutes } from './modules/users/users.routes';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -60,8 +66,7 @@ export function createApp(deps: Deps) {
       maxAge: 600,
     }),
   );
-  // Images and files are embedded by an SPA on another origin through signed links.
-  app.use('*', secureHeaders({ crossOriginResourcePolicy: 'cross-origin' }));
+  app.use('*', securityHeaders);
   const jsonLimit = bodyLimit({
     maxSize: JSON_BODY_LIMIT,
     onError: () => {
@@ -76,7 +81,13 @@ export function createApp(deps: Deps) {
   const routes = app
     .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
     .route('/', authRoutes)
-    .route('/', loginUserRoutes);
+    .route('/', loginUserRoutes)
+    .route('/', userRoutes)
+    .route('/', roleRoutes)
+    .route('/', menuRoutes)
+    .route('/', onlineRoutes)
+    .route('/', loginLogRoutes)
+    .route('/', opLogRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -168,7 +168,8 @@ describe('CORS and security headers', () => {
   test('secure headers are set', async () => {
     const res = await t.app.request('/health');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
     expect(res.headers.get('strict-transport-security')).toContain('max-age');
   });
 });

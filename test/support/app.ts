@@ -7,7 +7,7 @@ import { jsonLogger } from '../../src/core/log';
 import type { PasswordHasher } from '../../src/core/ports';
 import { nodeArgon2Hasher } from '../../src/adapters/bun/argon2';
 import { migrate } from '../../src/adapters/bun/migrate';
-import { bunAtomic, bunKysely, openSqlite } from '../../src/adapters/bun/sqlite';
+import { bunAtomic, bunKysely, bunRead, openSqlite } from '../../src/adapters/bun/sqlite';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
@@ -43,7 +43,8 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   const deps: Deps = {
     config,
     db,
-    atomic: bunAtomic(db),
+    atomic: bunAtomic(sqlite),
+    read: bunRead(sqlite),
     hasher: opts.hasher ?? fastHasher(),
     clock,
     ids: { uuid: () => crypto.randomUUID() },
