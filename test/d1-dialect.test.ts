@@ -8,7 +8,7 @@ import { jsonLogger } from '../src/core/log';
 import type { Database } from '../src/db/schema';
 import { migrate } from '../src/adapters/bun/migrate';
 import { openSqlite } from '../src/adapters/bun/sqlite';
-import { D1_MAX_PARAMS, D1Dialect, d1Atomic, toD1Values } from '../src/adapters/workers/d1-dialect';
+import { D1_MAX_PARAMS, D1Dialect, d1Atomic, d1Read, toD1Values } from '../src/adapters/workers/d1-dialect';
 import { workersClient } from '../src/adapters/workers/client';
 import { bootstrapAdmin } from '../src/modules/users/bootstrap';
 import { ADMIN_PASSWORD, fastHasher } from './support/app';
@@ -86,6 +86,7 @@ describe('D1 dialect', () => {
       config: configWith({ CAPTCHA_ENABLED: 'false', ADMIN_PASSWORD, LOG_REQUESTS: 'false' }),
       db,
       atomic: d1Atomic(d1),
+      read: d1Read(d1),
       hasher: fastHasher(),
       clock: { now: () => Date.now() },
       ids: { uuid: () => crypto.randomUUID() },

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { sql } from 'kysely';
 import { LIKE_MAX, whereContains } from '../src/core/pagination';
-import { jsonList } from '../src/core/sql-lists';
+import { idList } from '../src/modules/users/guarded-write';
 import { makeTestApp } from './support/app';
 
 // D1 refuses statements with more than 100 bound parameters; the Bun adapter refuses them too,
@@ -19,14 +19,20 @@ describe('D1 limits on Bun', async () => {
     );
   });
 
-  test('jsonList binds any number of ids as one parameter', async () => {
+  test('deps.atomic and deps.read refuse them too', async () => {
+    const q = t.db.selectFrom('menus').select('id').where('id', 'in', [...ids, 101]).compile();
+    await expect(t.deps.atomic([q])).rejects.toThrow(/at most 100 bound parameters/);
+    await expect(t.deps.read(q.sql, q.parameters)).rejects.toThrow(/at most 100 bound parameters/);
+    const ok = t.db.selectFrom('menus').select('id').where('id', 'in', ids).compile();
+    expect((await t.deps.read(ok.sql, ok.parameters)).length).toBeGreaterThan(0);
+  });
+
+  test('idList binds any number of ids as one parameter', async () => {
     const many = Array.from({ length: 500 }, (_, i) => i + 1);
-    const rows = await t.db.selectFrom('menus').select('id').where('id', 'in', jsonList(many)).where('status', '=', 'enabled').execute();
+    const rows = await t.db.selectFrom('menus').select('id').where('id', 'in', idList(many)).where('status', '=', 'enabled').execute();
     expect(rows.length).toBe(t.count('menus'));
-    const some = await t.db.selectFrom('menus').select('id').where('id', 'in', jsonList([2, 3, 999])).orderBy('id').execute();
+    const some = await t.db.selectFrom('menus').select('id').where('id', 'in', idList([2, 3, 999])).orderBy('id').execute();
     expect(some).toEqual([{ id: 2 }, { id: 3 }]);
-    const names = await t.db.selectFrom('roles').select('code').where('code', 'in', jsonList(['superAdmin', "x' OR 1=1"])).execute();
-    expect(names).toEqual([{ code: 'superAdmin' }]);
   });
 
   test('multi-row insert from one JSON parameter', async () => {
@@ -66,5 +72,21 @@ describe('D1 limits on Bun', async () => {
       .filter((f) => /\.transaction\s*\(/.test(readFileSync(f, 'utf8')))
       .map((f) => relative(src, f));
     expect(offenders).toEqual([]);
+  });
+
+  test('batch deletes of many menus stay within the parameter limit (was 4 parameters per id)', async () => {
+    const now = new Date().toISOString();
+    const ids: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const r = await t.db
+        .insertInto('menus')
+        .values({ parent_id: 0, title: `Bulk ${i}`, type: 'menu', path: `/bulk/${i}`, component: null, icon: null, permission: null, status: 'enabled', created_at: now, updated_at: now })
+        .executeTakeFirstOrThrow();
+      ids.push(Number(r.insertId));
+    }
+    const token = await t.login();
+    const res = await t.call('POST', '/app/sysMenu/delete', { token, body: { ids } });
+    expect(res.status).toBe(200);
+    expect((t.sqlite.query(`SELECT count(*) AS n FROM menus WHERE title LIKE 'Bulk %'`).get() as { n: number }).n).toBe(0);
   });
 });

@@ -11,7 +11,7 @@ import { newTraceId } from '../http/trace';
 import { useCompiledWasm, wasmArgon2Hasher } from '../adapters/workers/argon2-wasm';
 import type { CfProperties, D1Database, ScheduledController, WorkerExecutionContext } from '../adapters/workers/bindings';
 import { workersClient, type WorkerRequestEnv } from '../adapters/workers/client';
-import { D1Dialect, d1Atomic } from '../adapters/workers/d1-dialect';
+import { D1Dialect, d1Atomic, d1Read } from '../adapters/workers/d1-dialect';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
 import { cleanup } from '../modules/maintenance/cleanup';
 
@@ -56,6 +56,7 @@ function build(env: Env, options: WorkerOptions): Isolate {
     config,
     db: new Kysely<Database>({ dialect: new D1Dialect(env.DB) }),
     atomic: d1Atomic(env.DB),
+    read: d1Read(env.DB),
     hasher: wasmArgon2Hasher(),
     // TODO(files): blobs: r2Blobs(env.FILES) once src/adapters/workers/r2-blobs.ts lands on main.
     clock: { now: () => Date.now() },

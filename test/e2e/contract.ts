@@ -190,25 +190,64 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
       }
     }
 
-    test('a user without permission codes is refused with 403', async () => {
-      if (!paths.has('/app/sysUser/add')) {
-        // TODO(users): runs once sysUser/add is mounted on main.
-        return console.warn(`[e2e ${name}] sysUser/add not mounted yet; 403 check skipped`);
+    test('RBAC: no code → 403 and nothing written; a granted role applies on the next request; stale edits → 409; delete ends sessions', async () => {
+      const needed = ['/app/sysUser/add', '/app/sysUser/page', '/app/sysUser/edit', '/app/sysUser/delete', '/app/sysUser/detail'];
+      if (!needed.every((p) => paths.has(p))) {
+        return console.warn(`[e2e ${name}] sysUser routes not mounted; RBAC checks skipped`);
       }
       const admin = (await login()).data.token as string;
-      const loginName = `plain${Date.now() % 100000}`;
+      const loginName = `plain${name}${Date.now() % 100000}`;
       const password = 'Plain-User-Pass-77';
       const add = await call(t.captchaOff, 'POST', '/app/sysUser/add', { token: admin, body: { loginName, nickName: 'Plain', password } });
       expectEnvelope(add, 200);
+      const userId = add.data.id as number;
+      const total = async () =>
+        (await call(t.captchaOff, 'POST', '/app/sysUser/page', { token: admin, body: { pageNo: 1, pageSize: 1 } })).data.total as number;
+      const before = await total();
+
       const plain = (await login(loginName, password)).data.token as string;
-      const denied = await call(t.captchaOff, 'POST', '/app/sysUser/add', {
-        token: plain,
-        body: { loginName: `${loginName}x`, nickName: 'Nope', password },
-      });
-      expectEnvelope(denied, 403);
       const own = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: plain });
       expectEnvelope(own, 200);
       expect(own.data.permissions).toEqual([]);
+      const denied = await call(t.captchaOff, 'POST', '/app/sysUser/add', { token: plain, body: { loginName: `${loginName}x`, password } });
+      expectEnvelope(denied, 403);
+      expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/page', { token: plain, body: {} }), 403);
+      expect(await total()).toBe(before);
+
+      // Grant a role holding sys:user:page (when roles and menus are mounted): the very next request passes.
+      if (['/app/sysRole/add', '/app/sysRole/grantMenu', '/app/sysMenu/tree', '/app/sysUser/grantRole'].every((p) => paths.has(p))) {
+        const tree = await call(t.captchaOff, 'GET', '/app/sysMenu/tree', { token: admin });
+        expectEnvelope(tree, 200);
+        const flat = (nodes: any[]): any[] => nodes.flatMap((n) => [n, ...flat(n.children ?? [])]);
+        const menu = flat(tree.data).find((m) => m.permission === 'sys:user:page');
+        expect(menu).toBeDefined();
+        const role = await call(t.captchaOff, 'POST', '/app/sysRole/add', { token: admin, body: { name: 'Pager', code: `pager${Date.now() % 100000}` } });
+        expectEnvelope(role, 200);
+        expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role.data.id, menuIds: [menu.id] } }), 200);
+        expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/grantRole', { token: admin, body: { userId, roleIds: [role.data.id] } }), 200);
+        expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/page', { token: plain, body: {} }), 200);
+        expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/add', { token: plain, body: { loginName: `${loginName}y`, password } }), 403);
+      }
+
+      // Optimistic locking: the version guard runs inside the atomic batch (a D1 batch on Workers).
+      const detail = await call(t.captchaOff, 'GET', `/app/sysUser/detail?id=${userId}`, { token: admin });
+      expectEnvelope(detail, 200);
+      const version = detail.data.version as number;
+      const stale = await call(t.captchaOff, 'POST', '/app/sysUser/edit', { token: admin, body: { id: userId, version: version + 5, nickName: 'Stale' } });
+      expectEnvelope(stale, 409);
+      const fresh = await call(t.captchaOff, 'POST', '/app/sysUser/edit', { token: admin, body: { id: userId, version, nickName: 'Fresh' } });
+      expectEnvelope(fresh, 200);
+      const after = await call(t.captchaOff, 'GET', `/app/sysUser/detail?id=${userId}`, { token: admin });
+      expect(after.data).toMatchObject({ nickName: 'Fresh', version: version + 1 });
+
+      // Deleting one's own account (here also the last super admin) is refused and changes nothing.
+      const self = await call(t.captchaOff, 'POST', '/app/sysUser/delete', { token: admin, body: { ids: [1] } });
+      expectEnvelope(self, 400);
+      const del = await call(t.captchaOff, 'POST', '/app/sysUser/delete', { token: admin, body: { ids: [userId] } });
+      expectEnvelope(del, 200);
+      expectEnvelope(await call(t.captchaOff, 'GET', `/app/sysUser/detail?id=${userId}`, { token: admin }), 404);
+      expectEnvelope(await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: plain }), 401);
+      expect(await total()).toBe(before - 1);
     });
 
     test('logout revokes exactly that token on the next request', async () => {

@@ -17,6 +17,15 @@ export function openSqlite(path: string): Database {
 /** D1's limit of bound parameters per statement, enforced here too so Bun tests catch what D1 would refuse. */
 export const MAX_BOUND_PARAMS = 100;
 
+/** A cached statement, refused like D1 would refuse it when it has too many parameters. */
+function statement(sqlite: Database, sql: string) {
+  const stmt = sqlite.query(sql);
+  if (stmt.paramsCount > MAX_BOUND_PARAMS) {
+    throw new Error(`D1 allows at most ${MAX_BOUND_PARAMS} bound parameters per statement, got ${stmt.paramsCount}: ${sql.slice(0, 120)}`);
+  }
+  return stmt;
+}
+
 /**
  * Kysely over bun:sqlite. kysely-bun-sqlite calls `prepare()` for every query; handing it
  * `query()` instead makes bun:sqlite reuse one compiled statement per SQL text, which is
@@ -25,15 +34,7 @@ export const MAX_BOUND_PARAMS = 100;
 export function bunKysely(sqlite: Database): Kysely<Schema> {
   const cached = new Proxy(sqlite, {
     get(target, prop, receiver) {
-      if (prop === 'prepare') {
-        return (sql: string) => {
-          const stmt = target.query(sql);
-          if (stmt.paramsCount > MAX_BOUND_PARAMS) {
-            throw new Error(`D1 allows at most ${MAX_BOUND_PARAMS} bound parameters per statement, got ${stmt.paramsCount}: ${sql.slice(0, 120)}`);
-          }
-          return stmt;
-        };
-      }
+      if (prop === 'prepare') return (sql: string) => statement(target, sql);
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -51,7 +52,7 @@ const bindings = (params: readonly unknown[]) => params as SQLQueryBindings[];
 export function bunAtomic(sqlite: Database): Atomic {
   const run = sqlite.transaction((queries: readonly CompiledQuery[]) =>
     queries.map((q): QueryResult<unknown> => {
-      const stmt = sqlite.query(q.sql);
+      const stmt = statement(sqlite, q.sql);
       if (stmt.columnNames.length > 0) return { rows: stmt.all(...bindings(q.parameters)) };
       const r = stmt.run(...bindings(q.parameters));
       return { rows: [], numAffectedRows: BigInt(r.changes), insertId: BigInt(r.lastInsertRowid) };
@@ -62,5 +63,5 @@ export function bunAtomic(sqlite: Database): Atomic {
 
 /** Plain-SQL reads through bun:sqlite's statement cache (see ReadSql). */
 export function bunRead(sqlite: Database): ReadSql {
-  return async <T>(sql: string, params: readonly unknown[]) => sqlite.query(sql).all(...bindings(params)) as T[];
+  return async <T>(sql: string, params: readonly unknown[]) => statement(sqlite, sql).all(...bindings(params)) as T[];
 }

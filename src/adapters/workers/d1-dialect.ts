@@ -10,7 +10,7 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
-import type { Atomic } from '../../core/ports';
+import type { Atomic, ReadSql } from '../../core/ports';
 import type { D1Database, D1PreparedStatement, D1Result, D1Value } from './bindings';
 
 /** D1 refuses statements with more bound parameters than this. */
@@ -119,4 +119,9 @@ export function d1Atomic(d1: D1Database): Atomic {
     const results = await d1.batch(queries.map((q) => prepare(d1, q)));
     return results.map((r, i) => toQueryResult(queries[i]!, r));
   };
+}
+
+/** deps.read on D1: one plain-SQL read, `prepare(sql).bind(...).all()`. */
+export function d1Read(d1: D1Database): ReadSql {
+  return async <T>(sql: string, params: readonly unknown[]) => (await d1.prepare(sql).bind(...toD1Values(sql, params)).all<T>()).results ?? [];
 }

@@ -4,6 +4,7 @@ import type { MenusTable } from '../../db/schema';
 import { badRequest, conflict, notFound } from '../../core/errors';
 import { isoNow } from '../../core/time';
 import { buildTree } from '../../core/tree';
+import { idList } from '../users/guarded-write';
 import type { Menu, MenuAddInput, MenuEditInput, MenuNode } from './menus.schemas';
 
 type MenuRow = Selectable<MenusTable>;
@@ -185,25 +186,26 @@ export async function editMenu(deps: Deps, input: MenuEditInput): Promise<Menu> 
 export async function deleteMenus(deps: Deps, ids: number[]): Promise<void> {
   const { db } = deps;
   const diagnose = async () => {
-    const found = new Set((await db.selectFrom('menus').select('id').where('id', 'in', ids).execute()).map((r) => r.id));
+    const found = new Set((await db.selectFrom('menus').select('id').where('id', 'in', idList(ids)).execute()).map((r) => r.id));
     const missing = ids.find((id) => !found.has(id));
     if (missing !== undefined) throw notFound(`Menu ${missing} not found`);
     const child = await db
       .selectFrom('menus')
       .select(['id', 'parent_id'])
-      .where('parent_id', 'in', ids)
-      .where('id', 'not in', ids)
+      .where('parent_id', 'in', idList(ids))
+      .where('id', 'not in', idList(ids))
       .orderBy('id')
       .executeTakeFirst();
     if (child) throw badRequest(`ids: menu ${child.parent_id} has children (e.g. menu ${child.id}); delete or move them first`);
   };
   await diagnose();
-  const list = sql.join(ids);
-  const guard = sql<boolean>`((SELECT count(*) FROM menus WHERE id IN (${list})) = ${ids.length}
-    AND NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id IN (${list}) AND c.id NOT IN (${list})))`;
+  // Each list is ONE bound parameter (idList): D1 refuses statements with over 100.
+  const list = idList(ids);
+  const guard = sql<boolean>`((SELECT count(*) FROM menus WHERE id IN ${list}) = ${ids.length}
+    AND NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id IN ${list} AND c.id NOT IN ${list}))`;
   const results = await deps.atomic([
-    db.deleteFrom('role_menu').where('menu_id', 'in', ids).where(guard).compile(),
-    db.deleteFrom('menus').where('id', 'in', ids).where(guard).compile(),
+    db.deleteFrom('role_menu').where('menu_id', 'in', list).where(guard).compile(),
+    db.deleteFrom('menus').where('id', 'in', list).where(guard).compile(),
   ]);
   if (Number(results[1]?.numAffectedRows ?? 0) !== ids.length) {
     await diagnose();
