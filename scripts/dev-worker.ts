@@ -10,7 +10,8 @@ import { generatePassword } from '../src/modules/users/bootstrap';
 const ROOT = join(import.meta.dir, '..');
 const VARS = join(ROOT, '.dev.vars');
 const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
-const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' };
+// Offline: no metrics, and miniflare's placeholder request.cf instead of fetching one.
+const env = { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' };
 
 function readVars(): Map<string, string> {
   const vars = new Map<string, string>();

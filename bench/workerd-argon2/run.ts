@@ -12,7 +12,7 @@ const [port, inspector] = [await freePort(), await freePort()];
 const child = spawn(
   'node',
   [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--local', '-c', join(import.meta.dir, 'wrangler.toml'), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector)],
-  { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, stdio: 'ignore', detached: true },
+  { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' }, stdio: 'ignore', detached: true },
 );
 const base = `http://127.0.0.1:${port}`;
 try {

@@ -132,7 +132,8 @@ export async function startBunTargets(): Promise<Targets> {
 }
 
 const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
-const wranglerEnv = { WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', CI: 'true' };
+// Offline: no metrics, and the placeholder request.cf instead of fetching one from Cloudflare.
+const wranglerEnv = { WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1', CI: 'true' };
 
 function run(args: string[]): Promise<string> {
   const { child, output } = launch('node', [WRANGLER, ...args], wranglerEnv);
