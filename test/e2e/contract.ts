@@ -201,6 +201,14 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
       const add = await call(t.captchaOff, 'POST', '/app/sysUser/add', { token: admin, body: { loginName, nickName: 'Plain', password } });
       expectEnvelope(add, 200);
       const userId = add.data.id as number;
+      // Constraint errors are mapped from the database's own text, which differs in wrapping on D1.
+      const dup = await call(t.captchaOff, 'POST', '/app/sysUser/add', { token: admin, body: { loginName: loginName.toUpperCase(), password } });
+      expectEnvelope(dup, 409);
+      if (paths.has('/app/sysUser/grantRole')) {
+        const unknownRole = await call(t.captchaOff, 'POST', '/app/sysUser/grantRole', { token: admin, body: { userId, roleIds: [987654] } });
+        expectEnvelope(unknownRole, 400);
+        expect(unknownRole.json.msg).toContain('987654');
+      }
       const total = async () =>
         (await call(t.captchaOff, 'POST', '/app/sysUser/page', { token: admin, body: { pageNo: 1, pageSize: 1 } })).data.total as number;
       const before = await total();
