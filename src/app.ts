@@ -12,6 +12,7 @@ import { newTraceId, traceIdFromParent } from './http/trace';
 import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
 import { dummyHash } from './modules/auth/login.service';
+import { fileRoutes, imageRoutes } from './modules/files/files.routes';
 import { loginUserRoutes } from './modules/login-user/login-user.routes';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -76,7 +77,9 @@ export function createApp(deps: Deps) {
   const routes = app
     .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
     .route('/', authRoutes)
-    .route('/', loginUserRoutes);
+    .route('/', loginUserRoutes)
+    .route('/', fileRoutes)
+    .route('/', imageRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -7,6 +7,7 @@ import type { Deps } from '../deps';
 import { createKeys } from '../core/keys';
 import { errorFields, jsonLogger } from '../core/log';
 import { nodeArgon2Hasher } from '../adapters/bun/argon2';
+import { diskBlobStore } from '../adapters/bun/disk-blobs';
 import { migrate } from '../adapters/bun/migrate';
 import { bunAtomic, bunKysely, openSqlite } from '../adapters/bun/sqlite';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
@@ -52,6 +53,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     db,
     atomic: bunAtomic(db),
     hasher: nodeArgon2Hasher(),
+    blobs: diskBlobStore(config.FILES_DIR),
     clock: { now: () => Date.now() },
     ids: { uuid: () => crypto.randomUUID() },
     log,

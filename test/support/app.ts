@@ -1,4 +1,8 @@
 import type { Database as Sqlite } from 'bun:sqlite';
+import { afterAll } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createApp } from '../../src/app';
 import { configWith } from '../../src/config';
 import type { Deps } from '../../src/deps';
@@ -6,6 +10,7 @@ import { createKeys } from '../../src/core/keys';
 import { jsonLogger } from '../../src/core/log';
 import type { PasswordHasher } from '../../src/core/ports';
 import { nodeArgon2Hasher } from '../../src/adapters/bun/argon2';
+import { diskBlobStore } from '../../src/adapters/bun/disk-blobs';
 import { migrate } from '../../src/adapters/bun/migrate';
 import { bunAtomic, bunKysely, openSqlite } from '../../src/adapters/bun/sqlite';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
@@ -39,12 +44,16 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   migrate(sqlite);
   const db = bunKysely(sqlite);
   const clock = testClock();
+  // Blobs go to a fresh folder per app, removed when the test file ends.
+  const filesDir = mkdtempSync(join(tmpdir(), 'edge-admin-files-'));
+  afterAll(() => rmSync(filesDir, { recursive: true, force: true }));
   const lines = opts.logLines ?? [];
   const deps: Deps = {
     config,
     db,
     atomic: bunAtomic(db),
     hasher: opts.hasher ?? fastHasher(),
+    blobs: diskBlobStore(filesDir),
     clock,
     ids: { uuid: () => crypto.randomUUID() },
     log: jsonLogger('debug', (l) => lines.push(l)),
@@ -75,7 +84,7 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
 
   const count = (table: string) => (sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
-  return { app, deps, db, sqlite, clock, call, login, count, logLines: lines };
+  return { app, deps, db, sqlite, clock, call, login, count, logLines: lines, filesDir };
 }
 
 export type TestApp = Awaited<ReturnType<typeof makeTestApp>>;
