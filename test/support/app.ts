@@ -17,6 +17,13 @@ import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
 
+// Blob folders of the apps made by this test file; removed once the file is done (an afterAll
+// inside makeTestApp would bind to whichever describe block happens to be running).
+const filesDirs: string[] = [];
+afterAll(() => {
+  for (const dir of filesDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A clock tests can move. */
 export function testClock(start = Date.parse('2026-11-22T00:00:00.000Z')) {
   let t = start;
@@ -44,9 +51,8 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   migrate(sqlite);
   const db = bunKysely(sqlite);
   const clock = testClock();
-  // Blobs go to a fresh folder per app, removed when the test file ends.
   const filesDir = mkdtempSync(join(tmpdir(), 'edge-admin-files-'));
-  afterAll(() => rmSync(filesDir, { recursive: true, force: true }));
+  filesDirs.push(filesDir);
   const lines = opts.logLines ?? [];
   const deps: Deps = {
     config,

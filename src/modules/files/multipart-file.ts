@@ -77,7 +77,12 @@ export async function openFilePart(body: ReadableStream<Uint8Array>, contentType
     }
     bodyBytes += value.byteLength;
     if (bodyBytes > opts.maxBodyBytes) await fail(opts.tooLarge());
-    parser.write(value);
+    try {
+      parser.write(value);
+    } catch {
+      // e.g. a malformed percent-escape in filename*; the parser throws instead of reporting.
+      await fail(badRequest('body: malformed multipart/form-data'));
+    }
     if (failure) await fail(describe(failure));
     return true;
   }
@@ -101,7 +106,8 @@ export async function openFilePart(body: ReadableStream<Uint8Array>, contentType
             await reader.cancel().catch(() => undefined);
             return;
           }
-          if (!(await pump())) throw describe({ _tag: 'EndNotReached' });
+          // The parser may only finish the part when the body ends (a short final chunk), so look again.
+          if (!(await pump()) && !part.ended && !part.queue.length) throw describe({ _tag: 'EndNotReached' });
         }
       },
       async cancel(reason) {
