@@ -29,7 +29,7 @@ describe('disk blob store', () => {
     const key = await put(bytes);
     const path = join(root, key.slice(0, 2), key.slice(2, 4), key);
     expect(existsSync(path)).toBe(true);
-    expect(new Uint8Array(readFileSync(path))).toEqual(bytes);
+    expect(new Uint8Array(readFileSync(path)) as Uint8Array).toEqual(bytes);
     expect(await readAll(await store.get(key))).toEqual(bytes);
     expect(await store.head(key)).toEqual({ size: bytes.byteLength });
     expect(filesUnder(join(root, 'tmp'))).toEqual([]);

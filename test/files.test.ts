@@ -14,7 +14,7 @@ beforeAll(async () => {
   admin = await t.login();
 });
 
-const bytesOf = async (res: Response) => new Uint8Array(await res.arrayBuffer());
+const bytesOf = async (res: Response): Promise<Uint8Array> => new Uint8Array(await res.arrayBuffer());
 const blobFiles = (app: TestApp) => filesUnder(app.filesDir).filter((f) => !f.startsWith('tmp/'));
 const tmpFiles = (app: TestApp) => filesUnder(app.filesDir).filter((f) => f.startsWith('tmp/'));
 

@@ -51,7 +51,7 @@ describe('accepted formats: type by magic bytes, size from the header', () => {
       expect(res.headers.get('content-disposition')).toStartWith('inline; filename="picture.bmp"');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
-      expect(new Uint8Array(await res.arrayBuffer())).toEqual(data);
+      expect(new Uint8Array(await res.arrayBuffer()) as Uint8Array).toEqual(data);
     });
   }
 

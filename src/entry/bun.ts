@@ -76,7 +76,14 @@ export async function main(env: Record<string, string | undefined> = process.env
   }
 
   const app = createApp(deps);
-  const server = Bun.serve({ port: config.PORT, hostname: config.HOST, fetch: (req, srv) => app.fetch(req, srv) });
+  const server = Bun.serve({
+    port: config.PORT,
+    hostname: config.HOST,
+    // Bun's own cap (128 MiB by default) must not undercut the configured upload limits; the app
+    // enforces the exact limits on the stream.
+    maxRequestBodySize: Math.max(config.MAX_UPLOAD_BYTES, config.MAX_IMAGE_BYTES) + 1024 * 1024,
+    fetch: (req, srv) => app.fetch(req, srv),
+  });
   log.log('info', 'listening', { url: `http://${server.hostname}:${server.port}`, docs: config.DOCS_ENABLED ? '/docs' : 'off' });
 
   const sweep = () =>
