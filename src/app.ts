@@ -2,18 +2,20 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
-import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from './deps';
 import { AppError } from './core/errors';
 import { envelope, okBody } from './core/envelope';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { createRouter } from './http/router';
+import { securityHeaders } from './http/security-headers';
 import { newTraceId, traceIdFromParent } from './http/trace';
 import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
 import { dummyHash } from './modules/auth/login.service';
 import { fileRoutes, imageRoutes } from './modules/files/files.routes';
 import { loginUserRoutes } from './modules/login-user/login-user.routes';
+import { roleRoutes } from './modules/roles/roles.routes';
+import { userRoutes } from './modules/users/users.routes';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -61,8 +63,7 @@ export function createApp(deps: Deps) {
       maxAge: 600,
     }),
   );
-  // Images and files are embedded by an SPA on another origin through signed links.
-  app.use('*', secureHeaders({ crossOriginResourcePolicy: 'cross-origin' }));
+  app.use('*', securityHeaders);
   const jsonLimit = bodyLimit({
     maxSize: JSON_BODY_LIMIT,
     onError: () => {
@@ -78,6 +79,8 @@ export function createApp(deps: Deps) {
     .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
     .route('/', authRoutes)
     .route('/', loginUserRoutes)
+    .route('/', userRoutes)
+    .route('/', roleRoutes)
     .route('/', fileRoutes)
     .route('/', imageRoutes);
 

@@ -9,16 +9,20 @@ import { verifyLink, type LinkAction } from '../modules/files/signed-url';
 /**
  * One statement answers everything a protected request needs: the session is live, its user is
  * enabled, and whether the user is a super admin or holds the route's code through an enabled
- * role and an enabled menu. Nothing is cached, so a grant, revoke or disable applies on the next request.
+ * role and an enabled menu. Nothing is cached, so a grant, revoke or disable applies on the next
+ * request. Parameters are written `+?`: SQLite builds with STAT4 (Bun's does) re-plan a join
+ * every time a parameter the planner could use is re-bound, which made this statement cost
+ * ~20 µs instead of ~2 µs; the unary plus hides the value from the planner and keeps the indexes.
  */
 const AUTH_SQL = `SELECT u.id AS user_id, u.login_name AS login_name,
   EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
           WHERE ur.user_id = u.id AND r.status = 'enabled' AND r.code = '${SUPER_ADMIN_ROLE}') AS is_super,
-  EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
-          JOIN role_menu rm ON rm.role_id = r.id JOIN menus m ON m.id = rm.menu_id
-          WHERE ur.user_id = u.id AND r.status = 'enabled' AND m.status = 'enabled' AND m.permission = ?) AS has_perm
+  EXISTS (SELECT 1 FROM menus m WHERE m.permission = +? AND m.status = 'enabled'
+          AND EXISTS (SELECT 1 FROM role_menu rm JOIN user_role ur ON ur.role_id = rm.role_id AND ur.user_id = u.id
+                      JOIN roles r ON r.id = rm.role_id AND r.status = 'enabled'
+                      WHERE rm.menu_id = m.id)) AS has_perm
 FROM sessions s JOIN users u ON u.id = s.user_id
-WHERE s.id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND u.status = 'enabled'`;
+WHERE s.id = +? AND s.user_id = +? AND s.revoked_at IS NULL AND s.expires_at > +? AND u.status = 'enabled'`;
 
 interface AuthRow {
   user_id: number;
@@ -29,13 +33,44 @@ interface AuthRow {
 
 const BEARER = /^Bearer\s+([A-Za-z0-9_\-.]{10,4096})\s*$/i;
 
+interface VerifiedToken {
+  userId: number;
+  sessionId: string;
+  /** Expiry in epoch seconds, re-checked against the clock on every use. */
+  exp: number;
+}
+
+/**
+ * Signature checks cost more than the rest of a guarded request (~75 µs through Web Crypto), and
+ * a token's signature, issuer and claims never change: so a verified token is remembered, keyed
+ * by its exact text, with only `exp` re-checked. Revocation is unaffected: the session row is
+ * read on every request. Bounded; the oldest entry goes first.
+ */
+const VERIFIED_MAX = 10_000;
+const verified = new WeakMap<object, Map<string, VerifiedToken>>();
+
+function verifiedCache(owner: object): Map<string, VerifiedToken> {
+  let m = verified.get(owner);
+  if (!m) verified.set(owner, (m = new Map()));
+  return m;
+}
+
 /** Claims of a verified token; everything else about the caller comes from the session row. */
-export async function verifyToken(c: Parameters<MiddlewareHandler>[0]) {
+export async function verifyToken(c: Parameters<MiddlewareHandler>[0]): Promise<VerifiedToken> {
   const deps = c.var.deps;
   const header = c.req.header('authorization');
   if (!header) throw new AppError('UNAUTHORIZED', 'Not logged in');
   const token = header.match(BEARER)?.[1];
   if (!token) throw new AppError('UNAUTHORIZED', 'Malformed Authorization header');
+  const nowSec = deps.clock.now() / 1000;
+  const cache = verifiedCache(deps.keys);
+  const hit = cache.get(token);
+  if (hit) {
+    if (hit.exp > nowSec) return hit;
+    cache.delete(token);
+    throw new AppError('UNAUTHORIZED', 'Token has expired, please log in again');
+  }
+  let claims: VerifiedToken;
   try {
     const { payload } = await jwtVerify(token, await deps.keys.jwt(), {
       algorithms: ['HS256'],
@@ -45,11 +80,14 @@ export async function verifyToken(c: Parameters<MiddlewareHandler>[0]) {
     });
     const userId = Number(payload.sub);
     if (!Number.isSafeInteger(userId) || userId <= 0 || typeof payload.jti !== 'string') throw new Error('bad claims');
-    return { userId, sessionId: payload.jti };
+    claims = { userId, sessionId: payload.jti, exp: payload.exp! };
   } catch (e) {
     const expired = e instanceof joseErrors.JWTExpired;
     throw new AppError('UNAUTHORIZED', expired ? 'Token has expired, please log in again' : 'Invalid token');
   }
+  if (cache.size >= VERIFIED_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(token, claims);
+  return claims;
 }
 
 /** Authenticates the caller and computes whether they hold `code` (null: any logged-in user). */

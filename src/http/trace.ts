@@ -7,9 +7,7 @@ export function traceIdFromParent(header: string | undefined): string | null {
   return m[2]!;
 }
 
+/** 32 random hex digits: a UUIDv4 without dashes (native and fast; 122 random bits). */
 export function newTraceId(): string {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  let s = '';
-  for (const x of b) s += x.toString(16).padStart(2, '0');
-  return s;
+  return crypto.randomUUID().replaceAll('-', '');
 }

@@ -18,7 +18,8 @@ export function cryptoRng(): Rng {
   };
 }
 
-const answerHash = async (deps: Deps, key: string, answer: string) =>
+/** HMAC of the upper-cased answer, bound to its key; exported for tests that plant a known code. */
+export const answerHash = async (deps: Deps, key: string, answer: string) =>
   hmacHex(await deps.keys.captcha(), `${key}:${answer.trim().toUpperCase()}`);
 
 function base64(text: string): string {

@@ -1,0 +1,150 @@
+// npm run bench — starts the Bun server and measures, in one run and with one load generator
+// (wrk, from Debian: `apt-get install wrk`; installed here when missing and possible):
+//   (a) a bare Hono JSON handler in the same process (baseline)
+//   (b) a guarded read: token + session + permission check + one small query, as a plain user
+//       holding only the route's code (GET /app/sysUser/detail?id=1)
+//   (c) GET /app/sysLoginUser/getLoginUserInformation
+// and prints requests/s, p50, p99 and the server's peak RSS of each, plus (b)/(a) and (c)/(a).
+// Extra suites (logs, files) live beside this file and are run by it when present.
+import { Database } from 'bun:sqlite';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nodeArgon2Hasher } from '../src/adapters/bun/argon2';
+
+const DURATION = process.env.BENCH_DURATION ?? '10s';
+const CONNECTIONS = process.env.BENCH_CONNECTIONS ?? '50';
+const PORT = 3900;
+const BARE_PORT = 3901;
+const ADMIN_PASSWORD = 'Bench-Admin-Pass-1';
+
+function ensureWrk() {
+  if (spawnSync('wrk', ['--version']).error === undefined) return;
+  console.log('wrk not found; trying apt-get install -y wrk');
+  spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq wrk'], { stdio: 'inherit' });
+  if (spawnSync('wrk', ['--version']).error !== undefined) throw new Error('wrk is required: apt-get install wrk');
+}
+
+const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
+  Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))?.[1] ?? 0);
+
+function toMs(v: string): number {
+  const m = v.match(/^([\d.]+)(us|ms|s)$/);
+  if (!m) return NaN;
+  const n = Number(m[1]);
+  return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n;
+}
+
+async function load(name: string, url: string, pid: number, headers: string[] = []) {
+  let peak = rssKb(pid, 'VmRSS');
+  const sampler = setInterval(() => (peak = Math.max(peak, rssKb(pid, 'VmRSS'))), 100);
+  const args = ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}`, '--latency', ...headers.flatMap((h) => ['-H', h]), url];
+  const out = await new Promise<string>((resolve) => {
+    const p = spawn('wrk', args);
+    let s = '';
+    p.stdout.on('data', (d) => (s += d));
+    p.on('close', () => resolve(s));
+  });
+  clearInterval(sampler);
+  const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1]);
+  const p50 = toMs(out.match(/50%\s+(\S+)/)?.[1] ?? '');
+  const p99 = toMs(out.match(/99%\s+(\S+)/)?.[1] ?? '');
+  const non2xx = Number(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0);
+  if (non2xx > 0) throw new Error(`${name}: ${non2xx} non-2xx responses\n${out}`);
+  return { name, rps, p50, p99, peakRssMiB: Math.round(peak / 1024) };
+}
+
+async function waitFor(url: string, ms = 15000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`not ready: ${url}`);
+}
+
+async function post(path: string, body: unknown, token?: string) {
+  const res = await fetch(`http://127.0.0.1:${PORT}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as { status: number; data: any; msg: string };
+  if (json.status !== 200) throw new Error(`${path}: ${json.status} ${json.msg}`);
+  return json.data;
+}
+
+export async function startServer(extraEnv: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-'));
+  const env = {
+    ...process.env,
+    PORT: String(PORT),
+    BARE_PORT: String(BARE_PORT),
+    HOST: '127.0.0.1',
+    DATABASE_PATH: join(dir, 'admin.db'),
+    FILES_DIR: join(dir, 'files'),
+    ADMIN_PASSWORD,
+    CAPTCHA_ENABLED: 'false',
+    LOG_REQUESTS: 'false',
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
+  const child = spawn(process.execPath, [join(import.meta.dir, 'server.ts')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  await waitFor(`http://127.0.0.1:${PORT}/health`);
+  await waitFor(`http://127.0.0.1:${BARE_PORT}/bare`);
+  return { child, dir, dbPath: env.DATABASE_PATH, stop: () => (child.kill('SIGTERM'), rmSync(dir, { recursive: true, force: true })) };
+}
+
+/** A plain user whose one role holds only `code`, inserted beside the running server (WAL). */
+async function plainUserWith(dbPath: string, code: string) {
+  const db = new Database(dbPath);
+  db.run('PRAGMA busy_timeout = 5000');
+  const now = new Date().toISOString();
+  const hash = await nodeArgon2Hasher().hash('Bench-User-Pass-1');
+  const u = db.query(`INSERT INTO users (login_name, password_hash, nick_name, status, created_at, updated_at) VALUES ('bench', ?, 'Bench', 'enabled', ?, ?) RETURNING id`).get(hash, now, now) as { id: number };
+  const r = db.query(`INSERT INTO roles (name, code, status, created_at, updated_at) VALUES ('Bench', 'bench', 'enabled', ?, ?) RETURNING id`).get(now, now) as { id: number };
+  db.query('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)').run(u.id, r.id);
+  db.query('INSERT INTO role_menu (role_id, menu_id) SELECT ?, id FROM menus WHERE permission = ?').run(r.id, code);
+  db.close();
+  return post('/auth/login', { loginName: 'bench', password: 'Bench-User-Pass-1' }).then((d) => d.token as string);
+}
+
+async function core() {
+  ensureWrk();
+  const server = await startServer();
+  try {
+    const pid = server.child.pid!;
+    const adminToken = (await post('/auth/login', { loginName: 'admin', password: ADMIN_PASSWORD })).token as string;
+    const guardedPath = process.env.BENCH_GUARDED_PATH ?? '/app/sysUser/detail?id=1';
+    const guardedCode = process.env.BENCH_GUARDED_CODE ?? 'sys:user:detail';
+    const userToken = await plainUserWith(server.dbPath, guardedCode);
+    const check = await fetch(`http://127.0.0.1:${PORT}${guardedPath}`, { headers: { authorization: `Bearer ${userToken}` } });
+    if (check.status !== 200) throw new Error(`guarded route ${guardedPath} answered ${check.status}`);
+    // Warm up JIT and statement caches.
+    await load('warmup', `http://127.0.0.1:${BARE_PORT}/bare`, pid);
+    const a = await load('(a) bare Hono JSON', `http://127.0.0.1:${BARE_PORT}/bare`, pid);
+    const b = await load(`(b) guarded read ${guardedPath}`, `http://127.0.0.1:${PORT}${guardedPath}`, pid, [`Authorization: Bearer ${userToken}`]);
+    const c = await load('(c) getLoginUserInformation', `http://127.0.0.1:${PORT}/app/sysLoginUser/getLoginUserInformation`, pid, [`Authorization: Bearer ${adminToken}`]);
+    console.log(`\nwrk -t1 -c${CONNECTIONS} -d${DURATION}; server peak RSS (VmHWM) ${Math.round(rssKb(pid, 'VmHWM') / 1024)} MiB`);
+    console.table([a, b, c]);
+    console.log(`(b)/(a) = ${(b.rps / a.rps).toFixed(3)}   (c)/(a) = ${(c.rps / a.rps).toFixed(3)}`);
+  } finally {
+    server.stop();
+  }
+}
+
+if (import.meta.main) {
+  const only = process.argv[2];
+  if (!only || only === 'core') await core();
+  for (const extra of ['logs', 'files']) {
+    if (only && only !== extra) continue;
+    const file = join(import.meta.dir, `${extra}.ts`);
+    if (!(await Bun.file(file).exists())) continue;
+    const mod = await import(file);
+    if (typeof mod.run === 'function') await mod.run();
+  }
+  process.exit(0);
+}

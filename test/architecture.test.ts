@@ -1,0 +1,105 @@
+import { describe, expect, test } from 'bun:test';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { PERMISSION_CODES } from '../src/core/permissions';
+import { makeTestApp } from './support/app';
+
+const SRC = join(import.meta.dir, '../src');
+const RUNTIME_IMPORT = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)['"](bun|bun:[^'"]*|node:[^'"]*|cloudflare:[^'"]*|@node-rs\/[^'"]*|fs|path|os|crypto|child_process)['"]/;
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? walk(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+describe('architecture', () => {
+  test('core code imports no runtime (only adapters/ and entry/ may)', () => {
+    const offenders: string[] = [];
+    for (const file of walk(SRC)) {
+      const rel = relative(SRC, file);
+      if (rel.startsWith('adapters/') || rel.startsWith('entry/')) continue;
+      const text = readFileSync(file, 'utf8');
+      const m = text.match(RUNTIME_IMPORT);
+      if (m) offenders.push(`${rel}: ${m[1]}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  test('the import check itself catches a runtime import', () => {
+    expect(RUNTIME_IMPORT.test(`import { Database } from 'bun:sqlite';`)).toBe(true);
+    expect(RUNTIME_IMPORT.test(`import { readFile } from "node:fs";`)).toBe(true);
+    expect(RUNTIME_IMPORT.test(`import { hash } from '@node-rs/argon2';`)).toBe(true);
+    expect(RUNTIME_IMPORT.test(`import { z } from 'zod';`)).toBe(false);
+  });
+});
+
+describe('permission declarations', async () => {
+  const t = await makeTestApp();
+  const res = await t.app.request('/openapi.json');
+  const doc = (await res.json()) as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+  );
+  const seeded = new Set(
+    (t.sqlite.query(`SELECT permission FROM menus WHERE type = 'button' AND permission IS NOT NULL`).all() as { permission: string }[]).map(
+      (r) => r.permission,
+    ),
+  );
+
+  test('the document is OpenAPI 3.1 with a bearer scheme', () => {
+    expect((doc as any).openapi).toBe('3.1.0');
+    expect((doc as any).components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  test('every /app/* operation declares a permission code (sysLoginUser: any logged-in user)', () => {
+    const missing = operations
+      .filter((o) => o.path.startsWith('/app/'))
+      .filter((o) => {
+        const code = o.op['x-permission'];
+        if (o.path.startsWith('/app/sysLoginUser/')) return code !== 'authenticated';
+        return typeof code !== 'string' || !(PERMISSION_CODES as readonly string[]).includes(code);
+      })
+      .map((o) => `${o.method.toUpperCase()} ${o.path}`);
+    expect(operations.some((o) => o.path.startsWith('/app/'))).toBe(true);
+    expect(missing).toEqual([]);
+  });
+
+  test('every protected operation carries the bearer security requirement', () => {
+    const unsecured = operations
+      .filter((o) => o.path.startsWith('/app/') || o.path === '/auth/logout')
+      .filter((o) => JSON.stringify(o.op.security) !== JSON.stringify([{ bearerAuth: [] }]))
+      .map((o) => o.path);
+    expect(unsecured).toEqual([]);
+  });
+
+  test('every declared code is seeded as a button menu by the migrations', () => {
+    const declared = operations.map((o) => o.op['x-permission']).filter((c): c is string => typeof c === 'string' && c !== 'authenticated');
+    expect(declared.filter((c) => !seeded.has(c))).toEqual([]);
+    // And the catalogue as a whole is seeded, so a fresh install can grant every operation.
+    expect(PERMISSION_CODES.filter((c) => !seeded.has(c))).toEqual([]);
+  });
+
+  test('each seeded button hangs under a menu that hangs under a directory', () => {
+    const rows = t.sqlite
+      .query(`SELECT b.permission, m.type AS page_type, d.type AS dir_type FROM menus b JOIN menus m ON m.id = b.parent_id JOIN menus d ON d.id = m.parent_id WHERE b.type = 'button'`)
+      .all() as { page_type: string; dir_type: string }[];
+    expect(rows.length).toBe(PERMISSION_CODES.length);
+    expect(rows.every((r) => r.page_type === 'menu' && r.dir_type === 'directory')).toBe(true);
+  });
+});
+
+describe('docs show the permission of each operation', async () => {
+  const t = await makeTestApp();
+  const doc = (await (await t.app.request('/openapi.json')).json()) as any;
+  test('the description names the code', () => {
+    expect(doc.paths['/app/sysLoginUser/updateInfo'].post.description).toContain('logged-in user');
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const op of Object.values<any>(ops)) {
+        const code = op['x-permission'];
+        if (code && code !== 'authenticated') expect(`${path}: ${op.description}`).toContain(`\`${code}\``);
+      }
+    }
+  });
+});

@@ -1,0 +1,190 @@
+import { describe, expect, test } from 'bun:test';
+import { makeTestApp } from './support/app';
+
+const logLines: string[] = [];
+const t = await makeTestApp({ env: { CORS_ORIGINS: 'http://spa.example, http://other.example' }, logLines });
+
+describe('envelope and trace id', () => {
+  test('success: status 200, msg SUCCESS, traceId in body and header', async () => {
+    const r = await t.call('GET', '/health');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ status: 200, msg: 'SUCCESS', data: { ok: true }, traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(r.res.headers.get('x-trace-id')).toBe(r.json.traceId);
+  });
+
+  test('a valid W3C traceparent supplies the trace id', async () => {
+    const r = await t.call('GET', '/health', { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+    expect(r.json.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(r.res.headers.get('x-trace-id')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+
+  test.each([
+    'garbage',
+    '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+    '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+    'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    '00-4bf92f3577b34da6a3ce929d0e0e47-00f067aa0ba902b7-01',
+  ])('an invalid traceparent (%s) gets a fresh id', async (tp) => {
+    const r = await t.call('GET', '/health', { headers: { traceparent: tp } });
+    expect(r.json.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(r.json.traceId).not.toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+
+  test('unknown route: 404 envelope', async () => {
+    const r = await t.call('GET', '/app/nothing/here');
+    expect(r.status).toBe(404);
+    expect(r.json).toMatchObject({ status: 404, data: null });
+    expect(r.json.traceId).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  test('wrong method on a known path: 404 envelope', async () => {
+    const r = await t.call('DELETE', '/auth/login');
+    expect(r.status).toBe(404);
+    expect(r.json.status).toBe(404);
+  });
+});
+
+describe('bad input is a 400 envelope that names the problem', () => {
+  test('malformed JSON', async () => {
+    const r = await t.call('POST', '/auth/login', { body: '{"loginName": "admin",' });
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ status: 400, data: null, msg: 'Malformed JSON in request body' });
+  });
+
+  test('unknown field', async () => {
+    const r = await t.call('POST', '/auth/login', { body: { loginName: 'admin', password: 'x', isAdmin: true } });
+    expect(r.status).toBe(400);
+    expect(r.json.msg).toContain('isAdmin');
+  });
+
+  test('wrong type names the field', async () => {
+    const r = await t.call('POST', '/auth/login', { body: { loginName: 42, password: 'x' } });
+    expect(r.status).toBe(400);
+    expect(r.json.msg).toStartWith('loginName:');
+  });
+
+  test('JSON array instead of object', async () => {
+    const r = await t.call('POST', '/auth/login', { body: '[1,2]' });
+    expect(r.status).toBe(400);
+  });
+
+  test('missing body', async () => {
+    const r = await t.call('POST', '/auth/login', { headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(400);
+  });
+
+  test('non-JSON content type: 415', async () => {
+    const r = await t.call('POST', '/auth/login', { body: 'loginName=admin', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(r.status).toBe(415);
+    expect(r.json.status).toBe(415);
+  });
+});
+
+describe('body limit', () => {
+  test('a JSON body over 1 MiB is refused with 413 and writes nothing', async () => {
+    const before = t.count('login_log');
+    const big = JSON.stringify({ loginName: 'admin', password: 'x'.repeat(1024 * 1024) });
+    const r = await t.call('POST', '/auth/login', { body: big });
+    expect(r.status).toBe(413);
+    expect(r.json).toMatchObject({ status: 413, data: null });
+    expect(t.count('login_log')).toBe(before);
+  });
+
+  test('the limit also holds without Content-Length (streamed body)', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(ctrl) {
+        if (sent > 2 * 1024 * 1024) return ctrl.close();
+        sent += chunk.length;
+        ctrl.enqueue(chunk);
+      },
+    });
+    const res = await t.app.request('/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      // @ts-expect-error Bun needs duplex for streamed request bodies
+      duplex: 'half',
+    });
+    expect(res.status).toBe(413);
+  });
+});
+
+describe('unexpected errors', () => {
+  test('500 envelope with traceId; the stack is logged, never shown', async () => {
+    t.sqlite.run('ALTER TABLE login_log RENAME TO login_log_gone');
+    try {
+      const r = await t.call('POST', '/auth/login', { body: { loginName: 'nobody', password: 'whatever-123' } });
+      expect(r.status).toBe(500);
+      expect(r.json).toEqual({ status: 500, msg: 'Internal server error', data: null, traceId: expect.any(String) });
+      const text = JSON.stringify(r.json);
+      expect(text).not.toContain('login_log');
+      expect(text).not.toContain('.ts');
+      const logged = logLines.map((l) => JSON.parse(l)).find((l) => l.level === 'error' && l.traceId === r.json.traceId);
+      expect(logged).toBeDefined();
+      expect(logged.stack).toContain('login_log');
+    } finally {
+      t.sqlite.run('ALTER TABLE login_log_gone RENAME TO login_log');
+    }
+  });
+});
+
+describe('CORS and security headers', () => {
+  test('preflight from an allowed origin allows Authorization and Content-Type', async () => {
+    const res = await t.app.request('/app/sysLoginUser/getLoginUserInformation', {
+      method: 'OPTIONS',
+      headers: { origin: 'http://spa.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,content-type' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('http://spa.example');
+    expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+  });
+
+  test('simple request from an allowed origin exposes X-Trace-Id', async () => {
+    const res = await t.app.request('/health', { headers: { origin: 'http://other.example' } });
+    expect(res.headers.get('access-control-allow-origin')).toBe('http://other.example');
+    expect(res.headers.get('access-control-expose-headers')).toContain('X-Trace-Id');
+  });
+
+  test('an origin not listed gets no CORS grant', async () => {
+    const res = await t.app.request('/health', { headers: { origin: 'http://evil.example' } });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    const pre = await t.app.request('/health', {
+      method: 'OPTIONS',
+      headers: { origin: 'http://evil.example', 'access-control-request-method': 'GET' },
+    });
+    expect(pre.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  test('error responses carry CORS and trace headers too', async () => {
+    const res = await t.app.request('/app/sysLoginUser/getLoginUserInformation', { headers: { origin: 'http://spa.example' } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('access-control-allow-origin')).toBe('http://spa.example');
+    expect(res.headers.get('x-trace-id')).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  test('secure headers are set', async () => {
+    const res = await t.app.request('/health');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    expect(res.headers.get('strict-transport-security')).toContain('max-age');
+  });
+});
+
+describe('docs', () => {
+  test('/docs serves an interactive reference page', async () => {
+    const res = await t.app.request('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    expect(await res.text()).toContain('/openapi.json');
+  });
+
+  test('docs can be switched off by configuration', async () => {
+    const off = await makeTestApp({ env: { DOCS_ENABLED: 'false' } });
+    expect((await off.app.request('/openapi.json')).status).toBe(404);
+    expect((await off.app.request('/docs')).status).toBe(404);
+  });
+});
