@@ -116,6 +116,25 @@ describe('dedupe and reference counting', () => {
     expect((await get(t, b.data.url)).status).toBe(200);
   });
 
+  test('an upload of identical content racing the deletion of its last record never leaves a row without its blob', async () => {
+    const r = await makeTestApp();
+    const token = await r.login();
+    // Slow down blob deletion so the upload lands between "row gone" and "bytes gone".
+    const store = r.deps.blobs!;
+    r.deps.blobs = { ...store, delete: async (key) => (await Bun.sleep(40), store.delete(key)) };
+    const data = enc.encode('contended content');
+    const first = await upload(r, 'sysFile', token, { filename: 'c.txt', data });
+    const deleting = r.call('POST', '/app/sysFile/delete', { token, body: { ids: [first.data.id] } });
+    await Bun.sleep(10);
+    const second = await upload(r, 'sysFile', token, { filename: 'c.txt', data });
+    await deleting;
+    expect(second.status).toBe(200);
+    expect(r.count('files')).toBe(1);
+    const res = await get(r, second.data.url);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('contended content');
+  });
+
   test('batch delete validation: empty, >100, non-integer ids → 400 and nothing deleted', async () => {
     const before = t.count('files');
     for (const ids of [[], Array.from({ length: 101 }, (_, i) => i + 1), ['1 OR 1=1'], [-1], [1.5]]) {

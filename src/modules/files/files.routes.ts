@@ -121,6 +121,8 @@ function makeRoutes<K extends FileKind>(kind: K) {
       path: `${base}/${action}`,
       tags,
       summary: s.fetchSummary,
+      description:
+        'Also reachable without a token through the signed `url` of the record (`exp` and `sig` query parameters, bound to this action, id and expiry); a tampered or expired link is 401. Not an envelope on success.',
       request: { query: DownloadQuery },
       responses: {
         200: { description: 'The content (not an envelope)', content: { [s.media]: { schema: binary } } },
