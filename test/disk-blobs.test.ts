@@ -1,12 +1,11 @@
-import { afterAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, test } from 'bun:test';
+import { existsSync, readFileSync, utimesSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { diskBlobStore } from '../src/adapters/bun/disk-blobs';
 import { chunkedStream, filesUnder, randomBytes, sha256Hex } from './support/files';
+import { scratchDir } from './support/tmp-root';
 
-const root = mkdtempSync(join(tmpdir(), 'edge-admin-blobs-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = scratchDir('blobs');
 const store = diskBlobStore(root);
 
 async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {

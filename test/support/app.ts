@@ -1,8 +1,4 @@
 import type { Database as Sqlite } from 'bun:sqlite';
-import { afterAll } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createApp } from '../../src/app';
 import { configWith } from '../../src/config';
 import type { Deps } from '../../src/deps';
@@ -11,18 +7,12 @@ import { jsonLogger } from '../../src/core/log';
 import type { PasswordHasher } from '../../src/core/ports';
 import { nodeArgon2Hasher } from '../../src/adapters/bun/argon2';
 import { diskBlobStore } from '../../src/adapters/bun/disk-blobs';
+import { scratchDir } from './tmp-root';
 import { migrate } from '../../src/adapters/bun/migrate';
 import { bunAtomic, bunKysely, openSqlite } from '../../src/adapters/bun/sqlite';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
-
-// Blob folders of the apps made by this test file; removed once the file is done (an afterAll
-// inside makeTestApp would bind to whichever describe block happens to be running).
-const filesDirs: string[] = [];
-afterAll(() => {
-  for (const dir of filesDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 /** A clock tests can move. */
 export function testClock(start = Date.parse('2026-11-22T00:00:00.000Z')) {
@@ -51,8 +41,8 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   migrate(sqlite);
   const db = bunKysely(sqlite);
   const clock = testClock();
-  const filesDir = mkdtempSync(join(tmpdir(), 'edge-admin-files-'));
-  filesDirs.push(filesDir);
+  // Blobs go to a fresh folder per app (removed after the run by test/support/teardown.ts).
+  const filesDir = scratchDir('files');
   const lines = opts.logLines ?? [];
   const deps: Deps = {
     config,
