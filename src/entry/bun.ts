@@ -9,7 +9,7 @@ import { errorFields, jsonLogger } from '../core/log';
 import { nodeArgon2Hasher } from '../adapters/bun/argon2';
 import { diskBlobStore } from '../adapters/bun/disk-blobs';
 import { migrate } from '../adapters/bun/migrate';
-import { bunAtomic, bunKysely, openSqlite } from '../adapters/bun/sqlite';
+import { bunAtomic, bunKysely, bunRead, openSqlite } from '../adapters/bun/sqlite';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
 import { cleanup } from '../modules/maintenance/cleanup';
 
@@ -51,7 +51,8 @@ export async function main(env: Record<string, string | undefined> = process.env
   const deps: Deps = {
     config,
     db,
-    atomic: bunAtomic(db),
+    atomic: bunAtomic(sqlite),
+    read: bunRead(sqlite),
     hasher: nodeArgon2Hasher(),
     blobs: diskBlobStore(config.FILES_DIR),
     clock: { now: () => Date.now() },

@@ -1,6 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
 import { errors as joseErrors, jwtVerify } from 'jose';
-import { CompiledQuery } from 'kysely';
 import { AppError, forbidden } from '../core/errors';
 import type { PermissionCode } from '../core/permissions';
 import { SUPER_ADMIN_ROLE } from '../core/permissions';
@@ -96,8 +95,7 @@ export function authenticate(code: PermissionCode | null): MiddlewareHandler {
     const deps = c.var.deps;
     const { userId, sessionId } = await verifyToken(c);
     const now = new Date(deps.clock.now()).toISOString();
-    const { rows } = await deps.db.executeQuery<AuthRow>(CompiledQuery.raw(AUTH_SQL, [code, sessionId, userId, now]));
-    const row = rows[0];
+    const [row] = await deps.read<AuthRow>(AUTH_SQL, [code, sessionId, userId, now]);
     if (!row) throw new AppError('UNAUTHORIZED', 'Session has ended, please log in again');
     const isSuperAdmin = row.is_super === 1;
     c.set('auth', { userId: row.user_id, loginName: row.login_name, sessionId, isSuperAdmin });

@@ -9,7 +9,7 @@ import { nodeArgon2Hasher } from '../../src/adapters/bun/argon2';
 import { diskBlobStore } from '../../src/adapters/bun/disk-blobs';
 import { scratchDir } from './tmp-root';
 import { migrate } from '../../src/adapters/bun/migrate';
-import { bunAtomic, bunKysely, openSqlite } from '../../src/adapters/bun/sqlite';
+import { bunAtomic, bunKysely, bunRead, openSqlite } from '../../src/adapters/bun/sqlite';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
@@ -47,7 +47,8 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   const deps: Deps = {
     config,
     db,
-    atomic: bunAtomic(db),
+    atomic: bunAtomic(sqlite),
+    read: bunRead(sqlite),
     hasher: opts.hasher ?? fastHasher(),
     blobs: diskBlobStore(filesDir),
     clock,
