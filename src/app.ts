@@ -12,6 +12,7 @@ import { newTraceId, traceIdFromParent } from './http/trace';
 import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
 import { dummyHash } from './modules/auth/login.service';
+import { fileRoutes, imageRoutes } from './modules/files/files.routes';
 import { loginUserRoutes } from './modules/login-user/login-user.routes';
 import { loginLogRoutes } from './modules/login-logs/login-logs.routes';
 import { menuRoutes } from './modules/menus/menus.routes';
@@ -87,7 +88,9 @@ export function createApp(deps: Deps) {
     .route('/', menuRoutes)
     .route('/', onlineRoutes)
     .route('/', loginLogRoutes)
-    .route('/', opLogRoutes);
+    .route('/', opLogRoutes)
+    .route('/', fileRoutes)
+    .route('/', imageRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

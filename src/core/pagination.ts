@@ -8,8 +8,10 @@ import { badRequest } from './errors';
  */
 
 export const SORT_ORDERS = ['asc', 'desc'] as const;
-/** Longest search text a LIKE filter accepts; longer patterns only cost time. */
-export const LIKE_MAX = 64;
+/** Longest search text a filter accepts, in characters. */
+export const LIKE_MAX = 48;
+/** D1 refuses LIKE patterns over 50 bytes (SQLITE_LIMIT_LIKE_PATTERN_LENGTH), escapes and `%…%` included. */
+export const LIKE_PATTERN_MAX_BYTES = 50;
 
 export function pageRequestSchema<P extends z.ZodObject, S extends string>(name: string, params: P, sortFields: readonly [S, ...S[]]) {
   return z
@@ -54,8 +56,21 @@ export interface PageResult<R> {
   searchCount: boolean;
 }
 
-/** A search-text filter: trimmed, non-empty, at most LIKE_MAX characters. */
-export const likeText = () => z.string().trim().min(1, 'must not be empty').max(LIKE_MAX, `must be at most ${LIKE_MAX} characters`);
+const utf8Length = (s: string) => new TextEncoder().encode(s).length;
+
+/**
+ * A search-text filter: trimmed, non-empty, short enough that its escaped `%…%` pattern fits
+ * D1's LIKE limit (so a search that works on Bun cannot turn into a 500 on Workers).
+ */
+export const likeText = () =>
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(LIKE_MAX, `must be at most ${LIKE_MAX} characters`)
+    .refine((v) => utf8Length(containsPattern(v)) <= LIKE_PATTERN_MAX_BYTES, {
+      message: `is too long to search for (at most ${LIKE_PATTERN_MAX_BYTES - 2} bytes; % _ \\ count twice)`,
+    });
 
 /** ISO date (`2026-11-22`) or date-time; bounds of a createdFrom/createdTo range. */
 const isoDateOrTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })], { message: 'must be an ISO 8601 date or date-time' });

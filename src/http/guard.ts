@@ -1,12 +1,15 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { PermissionCode } from '../core/permissions';
-import { authenticate, enforcePermission } from './auth';
+import type { LinkAction } from '../modules/files/signed-url';
+import { authenticate, enforcePermission, signedOr } from './auth';
 import { recordOperation } from './op-log';
 import { commonErrors } from './router';
 
 export interface GuardOptions {
   /** Write operations record an op_log row (failures too). */
   oplog?: boolean;
+  /** Also accept a signed link for this action instead of the bearer token (download/preview). */
+  signedLink?: LinkAction;
 }
 
 /**
@@ -15,10 +18,11 @@ export interface GuardOptions {
  * `code` null means any logged-in user (sysLoginUser, logout).
  */
 export function guarded<R extends RouteConfig>(code: PermissionCode | null, route: R, opts: GuardOptions = {}): R {
-  const middleware = [authenticate(code), ...(opts.oplog ? [recordOperation] : []), enforcePermission];
+  const auth = opts.signedLink && code ? signedOr(code, opts.signedLink) : authenticate(code);
+  const middleware = [auth, ...(opts.oplog ? [recordOperation] : []), enforcePermission];
   return {
     ...route,
-    security: [{ bearerAuth: [] }],
+    security: opts.signedLink ? [{ bearerAuth: [] }, { signedLink: [] }] : [{ bearerAuth: [] }],
     'x-permission': code ?? 'authenticated',
     description: [code ? `Requires permission \`${code}\`.` : 'Requires a logged-in user (no permission code).', route.description]
       .filter(Boolean)
