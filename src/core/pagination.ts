@@ -81,14 +81,10 @@ export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 }
 
-/**
- * "column contains text", matched literally and ASCII-case-insensitively like `LIKE '%text%'`, but
- * as `instr(lower(column), lower(?)) > 0`: D1 refuses LIKE patterns over 50 bytes, which a
- * 64-character search (escaped, UTF-8) exceeds. No pattern, so nothing to escape either.
- */
+/** `column LIKE '%text%'` with the text bound as a parameter and matched literally. */
 export function whereContains<QB extends SelectQueryBuilder<any, any, any>>(qb: QB, column: string, text: string | undefined): QB {
   if (text === undefined) return qb;
-  return qb.where(sql<boolean>`instr(lower(${sql.ref(column)}), lower(${text})) > 0`) as QB;
+  return qb.where(sql<boolean>`${sql.ref(column)} LIKE ${containsPattern(text)} ESCAPE '\\'`) as QB;
 }
 
 /** Inclusive created-at range; a date-only `createdTo` covers that whole day. */

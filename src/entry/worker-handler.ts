@@ -12,13 +12,14 @@ import { useCompiledWasm, wasmArgon2Hasher } from '../adapters/workers/argon2-wa
 import type { CfProperties, D1Database, ScheduledController, WorkerExecutionContext } from '../adapters/workers/bindings';
 import { workersClient, type WorkerRequestEnv } from '../adapters/workers/client';
 import { D1Dialect, d1Atomic, d1Read } from '../adapters/workers/d1-dialect';
+import { r2BlobStore, type R2BucketLike } from '../adapters/workers/r2-blobs';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
 import { cleanup } from '../modules/maintenance/cleanup';
 
 /** Bindings and vars from wrangler.toml, secrets, and .dev.vars locally. */
 export interface Env {
   DB?: D1Database;
-  FILES?: unknown;
+  FILES?: R2BucketLike;
   [name: string]: unknown;
 }
 
@@ -51,6 +52,7 @@ function build(env: Env, options: WorkerOptions): Isolate {
     console.warn(line('warn', 'TRUST_PROXY is ignored on Workers: the client address is CF-Connecting-IP'));
     config = { ...config, TRUST_PROXY: false };
   }
+  if (!env.FILES) console.warn(line('warn', 'FILES (the R2 binding) is missing from wrangler.toml: file and image routes answer 500'));
   if (options.wasm) void useCompiledWasm(options.wasm);
   const deps: Deps = {
     config,
@@ -58,7 +60,7 @@ function build(env: Env, options: WorkerOptions): Isolate {
     atomic: d1Atomic(env.DB),
     read: d1Read(env.DB),
     hasher: wasmArgon2Hasher(),
-    // TODO(files): blobs: r2Blobs(env.FILES) once src/adapters/workers/r2-blobs.ts lands on main.
+    blobs: env.FILES ? r2BlobStore(env.FILES) : undefined,
     clock: { now: () => Date.now() },
     ids: { uuid: () => crypto.randomUUID() },
     log: jsonLogger(config.LOG_LEVEL),
@@ -140,7 +142,7 @@ export function createWorker(options: WorkerOptions = {}) {
       return state.app.fetch(request, perRequest, ctx as never);
     },
 
-    /** The cron trigger: expired captchas and sessions, stale rate limits, logs past LOG_RETENTION_DAYS. */
+    /** The cron trigger: expired captchas and sessions, stale rate limits, logs past LOG_RETENTION_DAYS, orphan blobs. */
     async scheduled(controller: ScheduledController, env: Env): Promise<void> {
       const state = current(env);
       if (!state.ok) {
@@ -148,7 +150,6 @@ export function createWorker(options: WorkerOptions = {}) {
         return;
       }
       try {
-        // TODO(files): also remove orphan blobs once the files module's sweep lands on main.
         const counts = await cleanup(state.deps);
         state.deps.log.log('info', 'cleanup', { cron: controller.cron, ...counts });
       } catch (e) {

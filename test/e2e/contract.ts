@@ -23,8 +23,9 @@ async function call(
 ): Promise<Reply> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
-  let body: string | undefined;
-  if (init.body !== undefined) {
+  let body: string | FormData | undefined;
+  if (init.body instanceof FormData) body = init.body;
+  else if (init.body !== undefined) {
     body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
@@ -271,7 +272,7 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
       expectEnvelope(other, 200);
     });
 
-    test('page filters take a 64-character search text (D1 refuses LIKE patterns over 50 bytes)', async () => {
+    test('page filters take the longest search text they accept (D1 refuses LIKE patterns over 50 bytes)', async () => {
       const pages: [string, string][] = [
         ['/app/sysUser/page', 'loginName'],
         ['/app/sysRole/page', 'name'],
@@ -281,13 +282,93 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
       const mounted = pages.filter(([p]) => paths.has(p));
       if (!mounted.length) return console.warn(`[e2e ${name}] no page route with a text filter mounted yet; skipped`);
       const token = (await login()).data.token as string;
+      // 48 bytes: with the two % of a contains-pattern exactly D1's 50; ü is two bytes in UTF-8.
       for (const [path, field] of mounted) {
-        const r = await call(t.captchaOff, 'POST', path, { token, body: { pageNo: 1, pageSize: 10, params: { [field]: 'ü'.repeat(64) } } });
-        expectEnvelope(r, 200);
-        expect(r.data.records).toEqual([]);
+        for (const text of ['q'.repeat(48), 'ü'.repeat(24)]) {
+          const r = await call(t.captchaOff, 'POST', path, { token, body: { pageNo: 1, pageSize: 10, params: { [field]: text } } });
+          expectEnvelope(r, 200);
+          expect(r.data.records).toEqual([]);
+        }
+        const tooLong = await call(t.captchaOff, 'POST', path, { token, body: { params: { [field]: 'q'.repeat(49) } } });
+        expectEnvelope(tooLong, 400);
       }
     });
 
-    // TODO(files): upload, then download through the signed link, once sysFile/sysImage land on main.
+    test('files: upload, then download through the signed link without a token; ranges, dedup, delete', async () => {
+      if (!['/app/sysFile/upload', '/app/sysFile/delete', '/app/sysFile/download'].every((p) => paths.has(p))) {
+        return console.warn(`[e2e ${name}] sysFile routes not mounted; files checks skipped`);
+      }
+      const token = (await login()).data.token as string;
+      const content = `edge-admin e2e over ${name}\n`.repeat(400);
+      const upload = (fileName: string) => {
+        const form = new FormData();
+        form.append('file', new File([content], fileName, { type: 'text/plain' }));
+        return call(t.captchaOff, 'POST', '/app/sysFile/upload', { token, body: form });
+      };
+      const up = await upload('notes é.txt');
+      expectEnvelope(up, 200);
+      expect(up.data).toMatchObject({ name: 'notes é.txt', size: content.length });
+      expect(up.data.sha256).toMatch(/^[0-9a-f]{64}$/);
+      const link = `${t.captchaOff.baseUrl}${up.data.url}`;
+
+      const dl = await fetch(link);
+      expect(dl.status).toBe(200);
+      expect(await dl.text()).toBe(content);
+      expect(dl.headers.get('content-disposition')).toMatch(/^attachment;.*filename\*=UTF-8''notes%20%C3%A9\.txt/);
+      expect(dl.headers.get('x-content-type-options')).toBe('nosniff');
+      const etag = dl.headers.get('etag');
+      expect(etag).toBeTruthy();
+      expect((await fetch(link, { headers: { 'if-none-match': etag! } })).status).toBe(304);
+      const part = await fetch(link, { headers: { range: 'bytes=5-14' } });
+      expect(part.status).toBe(206);
+      expect(await part.text()).toBe(content.slice(5, 15));
+
+      const tampered = link.replace(/sig=(.)/, (_, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
+      expect((await fetch(tampered)).status).toBe(401);
+      expect((await fetch(`${t.captchaOff.baseUrl}/app/sysFile/download?id=${up.data.id}`)).status).toBe(401);
+
+      // Identical content is stored once and stays until its last record goes.
+      const again = await upload('copy.txt');
+      expectEnvelope(again, 200);
+      expect(again.data.sha256).toBe(up.data.sha256);
+      expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysFile/delete', { token, body: { ids: [up.data.id] } }), 200);
+      expect((await fetch(link)).status).toBe(404);
+      const second = await fetch(`${t.captchaOff.baseUrl}${again.data.url}`);
+      expect(await second.text()).toBe(content);
+      expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysFile/delete', { token, body: { ids: [again.data.id] } }), 200);
+      expect((await fetch(`${t.captchaOff.baseUrl}${again.data.url}`)).status).toBe(404);
+    });
+
+    test('images: a PNG upload reads its size; the preview link serves it inline; a spoofed type is 415', async () => {
+      if (!['/app/sysImage/upload', '/app/sysImage/preview'].every((p) => paths.has(p))) {
+        return console.warn(`[e2e ${name}] sysImage routes not mounted; image checks skipped`);
+      }
+      const token = (await login()).data.token as string;
+      const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (ch) =>
+        ch.charCodeAt(0),
+      );
+      const form = new FormData();
+      form.append('file', new File([png], 'dot.png', { type: 'image/png' }));
+      const up = await call(t.captchaOff, 'POST', '/app/sysImage/upload', { token, body: form });
+      expectEnvelope(up, 200);
+      expect(up.data).toMatchObject({ width: 1, height: 1, contentType: 'image/png', size: png.length });
+      const preview = await fetch(`${t.captchaOff.baseUrl}${up.data.url}`);
+      expect(preview.status).toBe(200);
+      expect(preview.headers.get('content-type')).toStartWith('image/png');
+      expect(new Uint8Array(await preview.arrayBuffer())).toEqual(png);
+
+      const fake = new FormData();
+      fake.append('file', new File(['<svg onload=alert(1)>'], 'x.png', { type: 'image/png' }));
+      expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysImage/upload', { token, body: fake }), 415);
+    });
+
+    test('the cron handler runs the cleanup (workerd: /cdn-cgi/handler/scheduled)', async () => {
+      if (t.runtime !== 'workerd') return;
+      const res = await fetch(`${t.captchaOff.baseUrl}/cdn-cgi/handler/scheduled?cron=*/15+*+*+*+*`);
+      expect(res.status).toBe(200);
+      for (let i = 0; i < 50 && !t.captchaOff.output().includes('"msg":"cleanup"'); i++) await Bun.sleep(100);
+      expect(t.captchaOff.output()).toContain('"msg":"cleanup"');
+      expect(t.captchaOff.output()).not.toContain('cleanup failed');
+    });
   });
 }
