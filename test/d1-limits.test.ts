@@ -72,4 +72,14 @@ describe('D1 limits on Bun', async () => {
     expect(res.status).toBe(200);
     expect((t.sqlite.query(`SELECT count(*) AS n FROM menus WHERE title LIKE 'Bulk %'`).get() as { n: number }).n).toBe(0);
   });
+
+  test('batch actions accept their full 100 ids on every module (100 ids + any other parameter would exceed D1)', async () => {
+    const token = await t.login();
+    const many = Array.from({ length: 100 }, (_, i) => 100000 + i);
+    const paths = ['/app/sysFile/delete', '/app/sysImage/delete', '/app/sysLoginLog/delete', '/app/sysOpLog/delete', '/app/sysRole/delete', '/app/sysUser/delete', '/app/sysMenu/delete'];
+    for (const path of paths) {
+      const res = await t.call('POST', path, { token, body: { ids: many } });
+      expect({ path, status: res.status === 500 ? res.json.msg : 'not 500' }).toEqual({ path, status: 'not 500' });
+    }
+  });
 });

@@ -13,6 +13,7 @@ import { checkPixelFlood, imageDimensions, sniffImage } from './image-sniff';
 import { inspectStream } from './inspect-stream';
 import { openFilePart } from './multipart-file';
 import { signedQuery, type LinkAction } from './signed-url';
+import { idList } from '../users/guarded-write';
 
 export type FileKind = 'file' | 'image';
 export type FileRow = Selectable<FilesTable>;
@@ -214,11 +215,12 @@ export async function pageFiles(deps: Deps, kind: FileKind, req: FilePageInput) 
  */
 export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
   const { db } = deps;
-  const rows = await db.selectFrom('files').select(['id', 'sha256']).where('kind', '=', kind).where('id', 'in', ids).execute();
+  // Lists are bound as one JSON parameter each: 100 ids plus `kind` would exceed D1's 100.
+  const rows = await db.selectFrom('files').select(['id', 'sha256']).where('kind', '=', kind).where('id', 'in', idList(ids)).execute();
   if (!rows.length) return { deleted: 0 };
-  const shas = [...new Set(rows.map((r) => r.sha256))];
+  const shas = sql<string>`(SELECT value FROM json_each(${JSON.stringify([...new Set(rows.map((r) => r.sha256))])}))`;
   const results = await deps.atomic([
-    db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', rows.map((r) => r.id)).compile(),
+    db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', idList(rows.map((r) => r.id))).compile(),
     db
       .updateTable('blobs')
       .set({ ref_count: sql`(SELECT count(*) FROM files WHERE files.sha256 = blobs.sha256)` })
