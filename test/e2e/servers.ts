@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -153,7 +153,7 @@ function d1File(persist: string): string {
   return join(dir, file);
 }
 
-async function workerServer(persist: string, captcha: boolean): Promise<Target> {
+async function workerServer(persist: string, captcha: boolean, envFile: string): Promise<Target> {
   const [port, inspector] = [await freePort(), await freePort()];
   const vars = { JWT_SECRET: E2E_JWT_SECRET, ADMIN_PASSWORD: E2E_ADMIN_PASSWORD, CAPTCHA_ENABLED: String(captcha), LOG_REQUESTS: 'false' };
   const { child, output } = launch(
@@ -171,6 +171,9 @@ async function workerServer(persist: string, captcha: boolean): Promise<Target> 
       '--inspector-port',
       String(inspector),
       '--show-interactive-dev-session=false',
+      // An explicit (empty) env file keeps a developer's .dev.vars / .env out of the test servers.
+      '--env-file',
+      envFile,
       ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
     ],
     wranglerEnv,
@@ -190,7 +193,9 @@ export async function startWorkerTargets(): Promise<Targets> {
   const off = join(dir, 'off');
   await run(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', on]);
   cpSync(on, off, { recursive: true });
-  const [captchaOn, captchaOff] = await Promise.all([workerServer(on, true), workerServer(off, false)]);
+  const envFile = join(dir, 'empty.env');
+  writeFileSync(envFile, '');
+  const [captchaOn, captchaOff] = await Promise.all([workerServer(on, true, envFile), workerServer(off, false, envFile)]);
   return { runtime: 'workerd', captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
 }
 
