@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { Target, Targets } from './servers';
+import { stopEverything, type Target, type Targets } from './servers';
 
 /**
  * The black-box contract suite: plain HTTP against a base URL, the way an SPA uses the API. The
@@ -62,6 +62,7 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
 
     afterAll(async () => {
       await t?.stop();
+      await stopEverything();
     }, 30_000);
 
     test('health, trace ids and the 404 envelope', async () => {

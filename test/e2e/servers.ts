@@ -57,15 +57,13 @@ async function killTree(child: ChildProcess): Promise<void> {
   await gone;
   clearTimeout(timer);
 }
-process.on('exit', () => {
-  for (const c of live) {
-    try {
-      process.kill(-c.pid!, 'SIGKILL');
-    } catch {
-      /* ignore */
-    }
-  }
-});
+/**
+ * Stops every server this process started and has not stopped yet. bun test runs no 'exit'
+ * handlers, so the suite calls this in afterAll, which also runs when start-up failed half-way.
+ */
+export async function stopEverything(): Promise<void> {
+  await Promise.all([...live].map(killTree));
+}
 
 function launch(cmd: string, args: string[], env: Record<string, string>) {
   const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -84,6 +82,7 @@ async function waitReady(baseUrl: string, child: ChildProcess, output: () => str
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} before it was ready:\n${output()}`);
+    if (output().includes('Build failed')) break; // wrangler would wait for a file change forever
     try {
       const res = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) return;
@@ -92,7 +91,9 @@ async function waitReady(baseUrl: string, child: ChildProcess, output: () => str
     }
     await Bun.sleep(150);
   }
-  throw new Error(`server at ${baseUrl} not ready after ${timeoutMs} ms:\n${output()}`);
+  // e.g. wrangler after a failed build keeps running and waits for a change: stop it here.
+  await killTree(child);
+  throw new Error(`server at ${baseUrl} not ready (${timeoutMs} ms at most):\n${output()}`);
 }
 
 function sqlOn(file: () => string): Target['sql'] {
@@ -127,7 +128,7 @@ async function bunServer(dir: string, captcha: boolean): Promise<Target> {
 /** Two Bun servers (`bun src/entry/bun.ts`) on free ports with temporary databases. */
 export async function startBunTargets(): Promise<Targets> {
   const dir = mkdtempSync(join(tmpdir(), 'edge-e2e-bun-'));
-  const [captchaOn, captchaOff] = await Promise.all([bunServer(join(dir, 'on'), true), bunServer(join(dir, 'off'), false)]);
+  const [captchaOn, captchaOff] = await both(bunServer(join(dir, 'on'), true), bunServer(join(dir, 'off'), false)).catch(removing(dir));
   return { runtime: 'bun', captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
 }
 
@@ -191,11 +192,11 @@ export async function startWorkerTargets(): Promise<Targets> {
   const dir = mkdtempSync(join(tmpdir(), 'edge-e2e-workerd-'));
   const on = join(dir, 'on');
   const off = join(dir, 'off');
-  await run(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', on]);
+  await run(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', on]).catch(removing(dir));
   cpSync(on, off, { recursive: true });
   const envFile = join(dir, 'empty.env');
   writeFileSync(envFile, '');
-  const [captchaOn, captchaOff] = await Promise.all([workerServer(on, true, envFile), workerServer(off, false, envFile)]);
+  const [captchaOn, captchaOff] = await both(workerServer(on, true, envFile), workerServer(off, false, envFile)).catch(removing(dir));
   return { runtime: 'workerd', captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
 }
 
@@ -217,6 +218,22 @@ export function externalTargets(): Targets {
     adminPassword: process.env.E2E_ADMIN_PASSWORD ?? E2E_ADMIN_PASSWORD,
     stop: async () => {},
   };
+}
+
+/** A rejection handler that removes a temporary folder and rethrows. */
+const removing =
+  (dir: string) =>
+  (err: unknown): never => {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  };
+
+/** Both servers, or none: when one fails to start, the other is stopped before the error is thrown. */
+async function both(a: Promise<Target>, b: Promise<Target>): Promise<[Target, Target]> {
+  const [x, y] = await Promise.allSettled([a, b]);
+  if (x.status === 'fulfilled' && y.status === 'fulfilled') return [x.value, y.value];
+  await Promise.all([x, y].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+  throw x.status === 'rejected' ? x.reason : (y as PromiseRejectedResult).reason;
 }
 
 function stopAll(targets: Target[], dir: string) {
