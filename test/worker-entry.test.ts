@@ -86,6 +86,17 @@ describe('worker entry', () => {
     expect((sqlite.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(1);
   });
 
+  test('an unmigrated D1 database: a clear log line, the bootstrap is retried on the next request', async () => {
+    const sqlite = openSqlite(':memory:');
+    const e = { DB: d1Shim(sqlite), LOG_REQUESTS: 'false', JWT_SECRET: SECRET, ADMIN_PASSWORD: PASSWORD };
+    const worker = createWorker();
+    expect((await worker.fetch(req('/health'), e)).status).toBe(200);
+    expect(lines.filter((l) => l.includes('are the D1 migrations applied?')).length).toBe(1);
+    migrate(sqlite);
+    expect((await worker.fetch(req('/health'), e)).status).toBe(200);
+    expect(sqlite.query('SELECT login_name FROM users').all()).toEqual([{ login_name: 'admin' }]);
+  });
+
   test('the cron handler purges expired captchas and sessions and applies LOG_RETENTION_DAYS', async () => {
     const { env: e, sqlite } = env({ ADMIN_PASSWORD: PASSWORD, LOG_RETENTION_DAYS: '30' });
     const worker = createWorker();
