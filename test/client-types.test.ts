@@ -1,0 +1,105 @@
+// The typed client's contract, checked twice: at compile time (`tsc --noEmit` in `npm test` fails
+// if a route's request or response type drifts from what is spelled out here) and at run time
+// (the same client, pointed at an in-memory app, really logs in and reads the caller).
+import { describe, expect, test } from 'bun:test';
+import type { InferRequestType, InferResponseType } from 'hono/client';
+import { createClient, type Client, type RouterMenu } from '../src/client';
+import { ADMIN_PASSWORD, makeTestApp } from './support/app';
+
+// --- type-level assertions -------------------------------------------------------------------
+/** Exact type equality (distinguishes optional, readonly and `any`). */
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Assert<T extends true> = T;
+/** Flattens intersections so that Equal compares shapes, not how a type was written. */
+type Flat<T> = { [K in keyof T]: T[K] };
+
+type Login = Client['auth']['login']['$post'];
+type Captcha = Client['auth']['captcha']['$get'];
+type Info = Client['app']['sysLoginUser']['getLoginUserInformation']['$get'];
+
+type ErrorEnvelope = { status: number; msg: string; data: null; traceId: string };
+type Ok<T> = { status: 200; msg: 'SUCCESS'; data: T; traceId: string };
+
+export type LoginBody = Assert<
+  Equal<Flat<InferRequestType<Login>['json']>, { loginName: string; password: string; codeKey?: string | undefined; securityCode?: string | undefined }>
+>;
+export type LoginOk = Assert<
+  Equal<InferResponseType<Login, 200>, Ok<{ token: string; tokenType: 'Bearer'; expiresIn: number; expiresAt: string }>>
+>;
+export type LoginErrors = Assert<Equal<InferResponseType<Login, 400 | 401 | 403 | 429>, ErrorEnvelope>>;
+
+export type CaptchaOk = Assert<
+  Equal<InferResponseType<Captcha, 200>, Ok<{ codeKey: string | null; image: string | null; expiresIn: number; enabled: boolean }>>
+>;
+
+type PublicUser = {
+  id: number;
+  loginName: string;
+  nickName: string;
+  email: string | null;
+  phone: string | null;
+  avatar: string | null;
+  status: 'enabled' | 'disabled';
+  remark: string | null;
+  lastLoginAt: string | null;
+  lastLoginIp: string | null;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+};
+type InfoData = InferResponseType<Info, 200>['data'];
+export type InfoKeys = Assert<Equal<keyof InfoData, 'user' | 'roles' | 'permissions' | 'menus'>>;
+export type InfoUser = Assert<Equal<InfoData['user'], PublicUser>>;
+export type InfoCodes = Assert<Equal<[InfoData['roles'], InfoData['permissions']], [string[], string[]]>>;
+type MenuFields = {
+  id: number;
+  parentId: number;
+  title: string;
+  type: 'directory' | 'menu';
+  path: string | null;
+  component: string | null;
+  icon: string | null;
+  sort: number;
+  hidden: boolean;
+};
+export type InfoMenu = Assert<Equal<Omit<InfoData['menus'][number], 'children'>, MenuFields>>;
+export type RouterMenuShape = Assert<Equal<Omit<RouterMenu, 'children'>, MenuFields>>;
+export type RouterMenuChildren = Assert<Equal<RouterMenu['children'], RouterMenu[]>>;
+export type InfoNeedsToken = Assert<Equal<InferResponseType<Info, 401>, ErrorEnvelope>>;
+
+// --- run time: the typed client against a real app -----------------------------------------
+const t = await makeTestApp();
+let token: string | null = null;
+const client = createClient('http://api.test', () => token, ((input: RequestInfo | URL, init?: RequestInit) =>
+  t.app.request(input instanceof Request ? input : String(input), init)) as typeof fetch);
+
+describe('typed client (hc<AppType>)', () => {
+  test('without a token the Bearer header is absent and the envelope says 401', async () => {
+    const res = await client.app.sysLoginUser.getLoginUserInformation.$get();
+    expect(res.status).toBe(401);
+    const body = await res.json();
+    expect(body.data).toBeNull();
+  });
+
+  test('login, then read the caller with the token the client adds itself', async () => {
+    const res = await client.auth.login.$post({ json: { loginName: 'admin', password: ADMIN_PASSWORD } });
+    expect(res.status).toBe(200);
+    if (!res.ok) throw new Error('login failed');
+    const login = await res.json();
+    expect(login.data.tokenType).toBe('Bearer');
+    token = login.data.token;
+
+    const info = await client.app.sysLoginUser.getLoginUserInformation.$get();
+    if (!info.ok) throw new Error(`info failed: ${info.status}`);
+    const data = (await info.json()).data;
+    expect(data.user.loginName).toBe('admin');
+    expect(data.roles).toEqual(['superAdmin']);
+    const menus: RouterMenu[] = data.menus as RouterMenu[];
+    expect(menus.length).toBeGreaterThan(0);
+    expect(menus[0]!.children.every((m) => typeof m.title === 'string')).toBe(true);
+
+    const out = await client.auth.logout.$post();
+    expect(out.status).toBe(200);
+    expect((await client.app.sysLoginUser.getLoginUserInformation.$get()).status).toBe(401);
+  });
+});
