@@ -13,6 +13,8 @@ import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
 import { dummyHash } from './modules/auth/login.service';
 import { loginUserRoutes } from './modules/login-user/login-user.routes';
+import { roleRoutes } from './modules/roles/roles.routes';
+import { userRoutes } from './modules/users/users.routes';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -75,7 +77,9 @@ export function createApp(deps: Deps) {
   const routes = app
     .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
     .route('/', authRoutes)
-    .route('/', loginUserRoutes);
+    .route('/', loginUserRoutes)
+    .route('/', userRoutes)
+    .route('/', roleRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

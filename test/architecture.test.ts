@@ -89,3 +89,17 @@ describe('permission declarations', async () => {
     expect(rows.every((r) => r.page_type === 'menu' && r.dir_type === 'directory')).toBe(true);
   });
 });
+
+describe('docs show the permission of each operation', async () => {
+  const t = await makeTestApp();
+  const doc = (await (await t.app.request('/openapi.json')).json()) as any;
+  test('the description names the code', () => {
+    expect(doc.paths['/app/sysLoginUser/updateInfo'].post.description).toContain('logged-in user');
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const op of Object.values<any>(ops)) {
+        const code = op['x-permission'];
+        if (code && code !== 'authenticated') expect(`${path}: ${op.description}`).toContain(`\`${code}\``);
+      }
+    }
+  });
+});

@@ -20,6 +20,9 @@ export function guarded<R extends RouteConfig>(code: PermissionCode | null, rout
     ...route,
     security: [{ bearerAuth: [] }],
     'x-permission': code ?? 'authenticated',
+    description: [code ? `Requires permission \`${code}\`.` : 'Requires a logged-in user (no permission code).', route.description]
+      .filter(Boolean)
+      .join('\n\n'),
     responses: { ...commonErrors, ...route.responses },
     middleware,
   };

@@ -1,0 +1,151 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, okBody } from '../../core/envelope';
+import { idQuerySchema } from '../../core/pagination';
+import { guarded } from '../../http/guard';
+import { createRouter, errorResponse, jsonBody } from '../../http/router';
+import { idsRequest, statusRequest } from '../users/users.schemas';
+import { RoleSchema } from './role.model';
+import { AddRoleRequest, EditRoleRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas';
+import * as roles from './roles.service';
+
+const tags = ['Roles'];
+const IdsRequest = idsRequest('RoleIdsRequest');
+const ChangeStatusRequest = statusRequest('RoleStatusRequest');
+const base = '/app/sysRole';
+const ok = <T extends z.ZodType>(description: string, schema: T) => ({
+  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
+});
+const notFound = { 404: errorResponse('No such role') };
+
+const pageRoute = guarded(
+  'sys:role:page',
+  createRoute({
+    method: 'post',
+    path: `${base}/page`,
+    tags,
+    summary: 'Page of roles (filters: name, code, status)',
+    request: { body: jsonBody(RolePageRequest) },
+    responses: ok('A page of roles', RolePage),
+  }),
+);
+
+const listRoute = guarded(
+  'sys:role:list',
+  createRoute({
+    method: 'get',
+    path: `${base}/list`,
+    tags,
+    summary: 'All enabled roles, ordered by sort, for pickers',
+    responses: ok('Enabled roles', z.array(RoleSchema)),
+  }),
+);
+
+const detailRoute = guarded(
+  'sys:role:detail',
+  createRoute({
+    method: 'get',
+    path: `${base}/detail`,
+    tags,
+    summary: 'One role',
+    request: { query: idQuerySchema },
+    responses: { ...ok('The role', RoleSchema), ...notFound },
+  }),
+);
+
+const addRoute = guarded(
+  'sys:role:add',
+  createRoute({
+    method: 'post',
+    path: `${base}/add`,
+    tags,
+    summary: 'Add a role (code unique case-insensitively, else 409)',
+    request: { body: jsonBody(AddRoleRequest) },
+    responses: { ...ok('The new role', RoleSchema), 409: errorResponse('The code is taken') },
+  }),
+  { oplog: true },
+);
+
+const editRoute = guarded(
+  'sys:role:edit',
+  createRoute({
+    method: 'post',
+    path: `${base}/edit`,
+    tags,
+    summary: "Edit a role (partial; `version` must match, else 409; the superAdmin role's code is fixed)",
+    request: { body: jsonBody(EditRoleRequest) },
+    responses: { ...ok('The updated role', RoleSchema), ...notFound, 409: errorResponse('Stale version or code taken') },
+  }),
+  { oplog: true },
+);
+
+const deleteRoute = guarded(
+  'sys:role:delete',
+  createRoute({
+    method: 'post',
+    path: `${base}/delete`,
+    tags,
+    summary:
+      'Delete roles with their menu grants. Refused with 400 while any user holds one of them (no cascade: revoke it with sysUser/grantRole first); the built-in superAdmin role cannot be deleted',
+    request: { body: jsonBody(IdsRequest) },
+    responses: ok('Deleted (unknown ids are ignored)', z.null()),
+  }),
+  { oplog: true },
+);
+
+const changeStatusRoute = guarded(
+  'sys:role:changeStatus',
+  createRoute({
+    method: 'post',
+    path: `${base}/changeStatus`,
+    tags,
+    summary: "Enable or disable a role; a disabled role grants nothing from its holders' next request (the superAdmin role cannot be disabled while it is the last super admin's)",
+    request: { body: jsonBody(ChangeStatusRequest) },
+    responses: { ...ok('Changed', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
+const grantMenuRoute = guarded(
+  'sys:role:grantMenu',
+  createRoute({
+    method: 'post',
+    path: `${base}/grantMenu`,
+    tags,
+    summary: "Replace a role's menus atomically (an empty list revokes all; unknown menu ids → 400, nothing changes)",
+    request: { body: jsonBody(GrantMenuRequest) },
+    responses: { ...ok('Granted', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
+const ownMenuRoute = guarded(
+  'sys:role:ownMenu',
+  createRoute({
+    method: 'get',
+    path: `${base}/ownMenu`,
+    tags,
+    summary: "The ids of a role's menus",
+    request: { query: idQuerySchema },
+    responses: { ...ok('Menu ids', z.array(z.number().int())), ...notFound },
+  }),
+);
+
+export const roleRoutes = createRouter()
+  .openapi(pageRoute, async (c) => c.json(okBody(await roles.pageRoles(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(listRoute, async (c) => c.json(okBody(await roles.listRoles(c.var.deps), c.var.traceId), 200))
+  .openapi(detailRoute, async (c) => c.json(okBody(await roles.roleDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
+  .openapi(addRoute, async (c) => c.json(okBody(await roles.addRole(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(editRoute, async (c) => c.json(okBody(await roles.editRole(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(deleteRoute, async (c) => {
+    await roles.deleteRoles(c.var.deps, c.req.valid('json').ids);
+    return c.json(okBody(null, c.var.traceId), 200);
+  })
+  .openapi(changeStatusRoute, async (c) => {
+    await roles.changeRoleStatus(c.var.deps, c.req.valid('json'));
+    return c.json(okBody(null, c.var.traceId), 200);
+  })
+  .openapi(grantMenuRoute, async (c) => {
+    await roles.grantMenus(c.var.deps, c.req.valid('json'));
+    return c.json(okBody(null, c.var.traceId), 200);
+  })
+  .openapi(ownMenuRoute, async (c) => c.json(okBody(await roles.ownMenus(c.var.deps, c.req.valid('query').id), c.var.traceId), 200));

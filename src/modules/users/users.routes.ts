@@ -1,0 +1,164 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, okBody } from '../../core/envelope';
+import { idQuerySchema } from '../../core/pagination';
+import { guarded } from '../../http/guard';
+import { createRouter, errorResponse, jsonBody } from '../../http/router';
+import { UserSchema } from './user.model';
+import {
+  AddUserRequest,
+  ChangeStatusRequest,
+  EditUserRequest,
+  GrantRoleRequest,
+  IdsRequest,
+  ResetPasswordRequest,
+  UserPage,
+  UserPageRequest,
+} from './users.schemas';
+import * as users from './users.service';
+
+const tags = ['Users'];
+const base = '/app/sysUser';
+const ok = <T extends z.ZodType>(description: string, schema: T) => ({
+  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
+});
+const notFound = { 404: errorResponse('No such user') };
+const conflict = (what: string) => ({ 409: errorResponse(what) });
+
+const pageRoute = guarded(
+  'sys:user:page',
+  createRoute({
+    method: 'post',
+    path: `${base}/page`,
+    tags,
+    summary: 'Page of users (filters: loginName, nickName, phone, status, roleId, createdFrom, createdTo)',
+    request: { body: jsonBody(UserPageRequest) },
+    responses: ok('A page of users', UserPage),
+  }),
+);
+
+const detailRoute = guarded(
+  'sys:user:detail',
+  createRoute({
+    method: 'get',
+    path: `${base}/detail`,
+    tags,
+    summary: 'One user',
+    request: { query: idQuerySchema },
+    responses: { ...ok('The user', UserSchema), ...notFound },
+  }),
+);
+
+const addRoute = guarded(
+  'sys:user:add',
+  createRoute({
+    method: 'post',
+    path: `${base}/add`,
+    tags,
+    summary: 'Add a user (with optional roleIds, in one atomic write; login names are unique case-insensitively)',
+    request: { body: jsonBody(AddUserRequest) },
+    responses: { ...ok('The new user', UserSchema), ...conflict('The login name is taken') },
+  }),
+  { oplog: true },
+);
+
+const editRoute = guarded(
+  'sys:user:edit',
+  createRoute({
+    method: 'post',
+    path: `${base}/edit`,
+    tags,
+    summary: 'Edit a user (partial; `version` must match, else 409)',
+    request: { body: jsonBody(EditUserRequest) },
+    responses: { ...ok('The updated user', UserSchema), ...notFound, ...conflict('Stale version or login name taken') },
+  }),
+  { oplog: true },
+);
+
+const deleteRoute = guarded(
+  'sys:user:delete',
+  createRoute({
+    method: 'post',
+    path: `${base}/delete`,
+    tags,
+    summary: "Delete users with their role grants and sessions (never the caller's own account or the last super admin)",
+    request: { body: jsonBody(IdsRequest) },
+    responses: ok('Deleted (unknown ids are ignored)', z.null()),
+  }),
+  { oplog: true },
+);
+
+const changeStatusRoute = guarded(
+  'sys:user:changeStatus',
+  createRoute({
+    method: 'post',
+    path: `${base}/changeStatus`,
+    tags,
+    summary: "Enable or disable a user; disabling revokes the user's sessions (never oneself or the last super admin)",
+    request: { body: jsonBody(ChangeStatusRequest) },
+    responses: { ...ok('Changed', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
+const resetPasswordRoute = guarded(
+  'sys:user:resetPassword',
+  createRoute({
+    method: 'post',
+    path: `${base}/resetPassword`,
+    tags,
+    summary: "Set a user's password; revokes all of that user's sessions",
+    request: { body: jsonBody(ResetPasswordRequest) },
+    responses: { ...ok('Reset', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
+const grantRoleRoute = guarded(
+  'sys:user:grantRole',
+  createRoute({
+    method: 'post',
+    path: `${base}/grantRole`,
+    tags,
+    summary: "Replace a user's roles (an empty list revokes all; unknown role ids → 400; never strips the last super admin)",
+    request: { body: jsonBody(GrantRoleRequest) },
+    responses: { ...ok('Granted', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
+const ownRoleRoute = guarded(
+  'sys:user:ownRole',
+  createRoute({
+    method: 'get',
+    path: `${base}/ownRole`,
+    tags,
+    summary: "The ids of a user's roles",
+    request: { query: idQuerySchema },
+    responses: { ...ok('Role ids', z.array(z.number().int())), ...notFound },
+  }),
+);
+
+export const userRoutes = createRouter()
+  .openapi(pageRoute, async (c) => c.json(okBody(await users.pageUsers(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(detailRoute, async (c) => c.json(okBody(await users.userDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
+  .openapi(addRoute, async (c) => c.json(okBody(await users.addUser(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(editRoute, async (c) =>
+    c.json(okBody(await users.editUser(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200),
+  )
+  .openapi(deleteRoute, async (c) => {
+    await users.deleteUsers(c.var.deps, c.var.auth, c.req.valid('json').ids);
+    return c.json(okBody(null, c.var.traceId), 200);
+  })
+  .openapi(changeStatusRoute, async (c) => {
+    await users.changeUserStatus(c.var.deps, c.var.auth, c.req.valid('json'));
+    return c.json(okBody(null, c.var.traceId), 200);
+  })
+  .openapi(resetPasswordRoute, async (c) => {
+    await users.resetPassword(c.var.deps, c.req.valid('json'));
+    return c.json(okBody(null, c.var.traceId), 200);
+  })
+  .openapi(grantRoleRoute, async (c) => {
+    await users.grantRoles(c.var.deps, c.req.valid('json'));
+    return c.json(okBody(null, c.var.traceId), 200);
+  })
+  .openapi(ownRoleRoute, async (c) => c.json(okBody(await users.ownRoles(c.var.deps, c.req.valid('query').id), c.var.traceId), 200));

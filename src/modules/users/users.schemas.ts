@@ -1,0 +1,83 @@
+import { z } from '@hono/zod-openapi';
+import { dateRangeParams, idSchema, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
+import { PASSWORD_MAX_LENGTH } from '../../core/password-policy';
+import { LoginNameSchema, UserSchema } from './user.model';
+
+export const StatusSchema = z.enum(['enabled', 'disabled'], { message: "must be 'enabled' or 'disabled'" });
+
+const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
+const nullableText = (max: number) => text(max).nullable().optional();
+
+/** Role ids of a grant: 0..100 positive safe integers, duplicates folded (an empty list revokes all). */
+export const roleIdsSchema = z
+  .array(idSchema, { message: 'must be an array of ids' })
+  .max(100, 'must contain at most 100 ids')
+  .transform((ids) => [...new Set(ids)]);
+
+/** The editable profile fields, shared by add and edit. */
+const profileFields = {
+  nickName: text(64).min(1, 'must not be empty').optional(),
+  email: text(128).pipe(z.email('must be an email address')).openapi({ format: 'email' }).nullable().optional(),
+  phone: text(32).regex(/^[0-9+\-() ]*$/, 'may contain digits, spaces and + - ( ) only').nullable().optional(),
+  avatar: nullableText(512),
+  remark: nullableText(255),
+  status: StatusSchema.optional(),
+  roleIds: roleIdsSchema.optional(),
+};
+
+export const AddUserRequest = z
+  .strictObject({
+    loginName: LoginNameSchema,
+    password: z.string().min(1, 'is required').max(PASSWORD_MAX_LENGTH, `must be at most ${PASSWORD_MAX_LENGTH} characters`),
+    ...profileFields,
+  })
+  .openapi('AddUserRequest', {
+    description: 'A new user; nickName defaults to the login name, status to enabled. roleIds are granted in the same atomic write.',
+  });
+
+export const EditUserRequest = z
+  .strictObject({
+    id: idSchema,
+    version: z.number().int('must be an integer').min(1, 'must be at least 1'),
+    loginName: LoginNameSchema.optional(),
+    ...profileFields,
+  })
+  .openapi('EditUserRequest', {
+    description: 'Partial update: omitted fields stay as they are. `version` must be the one read; a stale one is refused with 409. roleIds, when given, replace the set.',
+  });
+
+/** Named per module so the OpenAPI components of parallel modules never collide. */
+export const idsRequest = (name: string) => z.strictObject({ ids: idsSchema }).openapi(name);
+export const statusRequest = (name: string) => z.strictObject({ id: idSchema, status: StatusSchema }).openapi(name);
+
+export const IdsRequest = idsRequest('UserIdsRequest');
+export const ChangeStatusRequest = statusRequest('UserStatusRequest');
+
+export const ResetPasswordRequest = z
+  .strictObject({
+    id: idSchema,
+    newPassword: z.string().min(1, 'is required').max(PASSWORD_MAX_LENGTH, `must be at most ${PASSWORD_MAX_LENGTH} characters`),
+  })
+  .openapi('ResetPasswordRequest');
+
+export const GrantRoleRequest = z.strictObject({ userId: idSchema, roleIds: roleIdsSchema }).openapi('GrantRoleRequest');
+
+export const UserPageParams = z
+  .strictObject({
+    loginName: likeText().optional(),
+    nickName: likeText().optional(),
+    phone: likeText().optional(),
+    status: StatusSchema.optional(),
+    roleId: idSchema.optional(),
+    ...dateRangeParams,
+  })
+  .openapi('UserPageParams');
+
+export const USER_SORT_FIELDS = ['id', 'loginName', 'nickName', 'createdAt', 'updatedAt', 'lastLoginAt'] as const;
+
+export const UserPageRequest = pageRequestSchema('UserPageRequest', UserPageParams, USER_SORT_FIELDS);
+export const UserPage = pageResponseSchema('UserPage', UserSchema);
+
+export type AddUserInput = z.infer<typeof AddUserRequest>;
+export type EditUserInput = z.infer<typeof EditUserRequest>;
+export type UserPageInput = z.infer<typeof UserPageRequest>;
