@@ -67,6 +67,35 @@ export type RouterMenuShape = Assert<Equal<Omit<RouterMenu, 'children'>, MenuFie
 export type RouterMenuChildren = Assert<Equal<RouterMenu['children'], RouterMenu[]>>;
 export type InfoNeedsToken = Assert<Equal<InferResponseType<Info, 401>, ErrorEnvelope>>;
 
+type UserPage = Client['app']['sysUser']['page']['$post'];
+type UserPageBody = InferRequestType<UserPage>['json'];
+export type UserPageKeys = Assert<Equal<keyof UserPageBody, 'pageNo' | 'pageSize' | 'params' | 'sortField' | 'sortOrder' | 'searchCount'>>;
+export type UserPageNumbers = Assert<Equal<[UserPageBody['pageNo'], UserPageBody['pageSize']], [number | undefined, number | undefined]>>;
+export type UserPageParams = Assert<
+  Equal<
+    Flat<NonNullable<UserPageBody['params']>>,
+    {
+      loginName?: string | undefined;
+      nickName?: string | undefined;
+      phone?: string | undefined;
+      status?: 'enabled' | 'disabled' | undefined;
+      roleId?: number | undefined;
+      createdFrom?: string | undefined;
+      createdTo?: string | undefined;
+    }
+  >
+>;
+export type UserPageSort = Assert<
+  Equal<UserPageBody['sortField'], 'id' | 'loginName' | 'nickName' | 'createdAt' | 'updatedAt' | 'lastLoginAt' | undefined>
+>;
+export type UserPageOk = Assert<
+  Equal<
+    InferResponseType<UserPage, 200>,
+    Ok<{ records: PublicUser[]; total: number; size: number; current: number; pages: number; searchCount: boolean }>
+  >
+>;
+export type UserPageForbidden = Assert<Equal<InferResponseType<UserPage, 403>, ErrorEnvelope>>;
+
 // --- run time: the typed client against a real app -----------------------------------------
 const t = await makeTestApp();
 let token: string | null = null;
@@ -97,6 +126,12 @@ describe('typed client (hc<AppType>)', () => {
     const menus: RouterMenu[] = data.menus as RouterMenu[];
     expect(menus.length).toBeGreaterThan(0);
     expect(menus[0]!.children.every((m) => typeof m.title === 'string')).toBe(true);
+
+    const page = await client.app.sysUser.page.$post({ json: { pageNo: 1, pageSize: 5 } });
+    if (!page.ok) throw new Error(`page failed: ${page.status}`);
+    const users = (await page.json()).data;
+    expect(users.records.map((u) => u.loginName)).toContain('admin');
+    expect(users.current).toBe(1);
 
     const out = await client.auth.logout.$post();
     expect(out.status).toBe(200);
