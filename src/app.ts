@@ -12,7 +12,12 @@ import { newTraceId, traceIdFromParent } from './http/trace';
 import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
 import { dummyHash } from './modules/auth/login.service';
+import { fileRoutes, imageRoutes } from './modules/files/files.routes';
 import { loginUserRoutes } from './modules/login-user/login-user.routes';
+import { loginLogRoutes } from './modules/login-logs/login-logs.routes';
+import { menuRoutes } from './modules/menus/menus.routes';
+import { onlineRoutes } from './modules/online/online.routes';
+import { opLogRoutes } from './modules/op-logs/op-logs.routes';
 import { roleRoutes } from './modules/roles/roles.routes';
 import { userRoutes } from './modules/users/users.routes';
 
@@ -79,7 +84,13 @@ export function createApp(deps: Deps) {
     .route('/', authRoutes)
     .route('/', loginUserRoutes)
     .route('/', userRoutes)
-    .route('/', roleRoutes);
+    .route('/', roleRoutes)
+    .route('/', menuRoutes)
+    .route('/', onlineRoutes)
+    .route('/', loginLogRoutes)
+    .route('/', opLogRoutes)
+    .route('/', fileRoutes)
+    .route('/', imageRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config';
 import type { Database } from './db/schema';
 import type { AppKeys } from './core/keys';
-import type { Atomic, BlobStore, Clock, Ids, Logger, PasswordHasher } from './core/ports';
+import type { Atomic, ReadSql, BlobStore, Clock, Ids, Logger, PasswordHasher } from './core/ports';
 
 /** Request facts only the runtime knows: the socket address and, on Workers, the location. */
 export interface ClientFacts {
@@ -16,6 +16,8 @@ export interface Deps {
   config: Config;
   db: Kysely<Database>;
   atomic: Atomic;
+  /** Cached plain-SQL reads for hot paths (see ReadSql). */
+  read: ReadSql;
   hasher: PasswordHasher;
   blobs?: BlobStore;
   clock: Clock;

@@ -67,9 +67,13 @@ describe('permission declarations', async () => {
   });
 
   test('every protected operation carries the bearer security requirement', () => {
+    const bearer = JSON.stringify([{ bearerAuth: [] }]);
+    // Downloads and previews also accept a signed link (for <img src> and <a download>).
+    const bearerOrLink = JSON.stringify([{ bearerAuth: [] }, { signedLink: [] }]);
+    const linkable = ['/app/sysFile/download', '/app/sysImage/preview'];
     const unsecured = operations
       .filter((o) => o.path.startsWith('/app/') || o.path === '/auth/logout')
-      .filter((o) => JSON.stringify(o.op.security) !== JSON.stringify([{ bearerAuth: [] }]))
+      .filter((o) => JSON.stringify(o.op.security) !== (linkable.includes(o.path) ? bearerOrLink : bearer))
       .map((o) => o.path);
     expect(unsecured).toEqual([]);
   });

@@ -3,6 +3,8 @@
 // (the same client, pointed at an in-memory app, really logs in and reads the caller).
 import { describe, expect, test } from 'bun:test';
 import type { InferRequestType, InferResponseType } from 'hono/client';
+import type { ExtractSchema } from 'hono/types';
+import type { AppType } from '../src/app';
 import { createClient, type Client, type RouterMenu } from '../src/client';
 import { ADMIN_PASSWORD, makeTestApp } from './support/app';
 
@@ -12,6 +14,19 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ?
 type Assert<T extends true> = T;
 /** Flattens intersections so that Equal compares shapes, not how a type was written. */
 type Flat<T> = { [K in keyof T]: T[K] };
+
+// Every route path must stay a literal in the app's type. A path built from a plain `string`
+// (e.g. `${base}/page` with base: string) becomes a pattern key like `${string}/page`, which
+// silently hides every other module's /page from hc<AppType>.
+type Paths = keyof ExtractSchema<AppType>;
+type PatternPaths = Paths extends infer K ? (K extends string ? ({} extends Record<K, 1> ? K : never) : never) : never;
+export type AllPathsLiteral = Assert<Equal<PatternPaths, never>>;
+export type SomePaths = Assert<
+  Equal<
+    Extract<Paths, '/auth/login' | '/app/sysUser/page' | '/app/sysImage/page' | '/app/sysImage/upload' | '/app/sysImage/preview'>,
+    '/auth/login' | '/app/sysUser/page' | '/app/sysImage/page' | '/app/sysImage/upload' | '/app/sysImage/preview'
+  >
+>;
 
 type Login = Client['auth']['login']['$post'];
 type Captcha = Client['auth']['captcha']['$get'];
@@ -95,6 +110,28 @@ export type UserPageOk = Assert<
   >
 >;
 export type UserPageForbidden = Assert<Equal<InferResponseType<UserPage, 403>, ErrorEnvelope>>;
+
+type ImagePage = Client['app']['sysImage']['page']['$post'];
+// The files module builds sysFile and sysImage from one generic factory, so their record types come
+// out as the file|image union; the image member must still be exactly this.
+export type ImageRecord = Assert<
+  Equal<
+    Extract<InferResponseType<ImagePage, 200>['data']['records'][number], { width: number }>,
+    {
+      id: number;
+      name: string;
+      extension: string;
+      contentType: string;
+      size: number;
+      sha256: string;
+      url: string;
+      createdBy: number | null;
+      createdAt: string;
+      width: number;
+      height: number;
+    }
+  >
+>;
 
 // --- run time: the typed client against a real app -----------------------------------------
 const t = await makeTestApp();

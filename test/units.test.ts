@@ -120,3 +120,17 @@ describe('migrator', () => {
     expect(db.query(`SELECT name FROM d1_migrations WHERE name = '0001_init.sql'`).get()).not.toBeNull();
   });
 });
+
+describe('search text limits (D1 refuses LIKE patterns over 50 bytes)', () => {
+  const { likeText } = require('../src/core/pagination') as typeof import('../src/core/pagination');
+  test.each([
+    ['a'.repeat(48), true],
+    ['a'.repeat(49), false],
+    ['汉'.repeat(16), true],
+    ['汉'.repeat(17), false],
+    ['%'.repeat(24), true],
+    ['%'.repeat(25), false],
+  ])('%s accepted: %p', (text, ok) => {
+    expect(likeText().safeParse(text).success).toBe(ok);
+  });
+});

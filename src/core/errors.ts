@@ -7,6 +7,7 @@ export const ERRORS = {
   CONFLICT: { status: 409, msg: 'Conflict' },
   PAYLOAD_TOO_LARGE: { status: 413, msg: 'Request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, msg: 'Unsupported media type' },
+  RANGE_NOT_SATISFIABLE: { status: 416, msg: 'Range not satisfiable' },
   TOO_MANY_REQUESTS: { status: 429, msg: 'Too many requests, try again later' },
   INTERNAL: { status: 500, msg: 'Internal server error' },
 } as const;

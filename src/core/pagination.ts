@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { badRequest } from './errors';
 
 /**
@@ -8,8 +8,10 @@ import { badRequest } from './errors';
  */
 
 export const SORT_ORDERS = ['asc', 'desc'] as const;
-/** Longest search text a LIKE filter accepts; longer patterns only cost time. */
-export const LIKE_MAX = 64;
+/** Longest search text a filter accepts, in characters. */
+export const LIKE_MAX = 48;
+/** D1 refuses LIKE patterns over 50 bytes (SQLITE_LIMIT_LIKE_PATTERN_LENGTH), escapes and `%…%` included. */
+export const LIKE_PATTERN_MAX_BYTES = 50;
 
 export function pageRequestSchema<P extends z.ZodObject, S extends string>(name: string, params: P, sortFields: readonly [S, ...S[]]) {
   return z
@@ -54,8 +56,21 @@ export interface PageResult<R> {
   searchCount: boolean;
 }
 
-/** A search-text filter: trimmed, non-empty, at most LIKE_MAX characters. */
-export const likeText = () => z.string().trim().min(1, 'must not be empty').max(LIKE_MAX, `must be at most ${LIKE_MAX} characters`);
+const utf8Length = (s: string) => new TextEncoder().encode(s).length;
+
+/**
+ * A search-text filter: trimmed, non-empty, short enough that its escaped `%…%` pattern fits
+ * D1's LIKE limit (so a search that works on Bun cannot turn into a 500 on Workers).
+ */
+export const likeText = () =>
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(LIKE_MAX, `must be at most ${LIKE_MAX} characters`)
+    .refine((v) => utf8Length(containsPattern(v)) <= LIKE_PATTERN_MAX_BYTES, {
+      message: `is too long to search for (at most ${LIKE_PATTERN_MAX_BYTES - 2} bytes; % _ \\ count twice)`,
+    });
 
 /** ISO date (`2026-11-22`) or date-time; bounds of a createdFrom/createdTo range. */
 const isoDateOrTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })], { message: 'must be an ISO 8601 date or date-time' });
@@ -100,8 +115,11 @@ export async function runPage<S extends string, Row, R>(
   opts: {
     maxPageSize: number;
     filtered: SelectQueryBuilder<any, any, any>;
+    /** The same rows for the count, when the WHERE is best written for another index there (default: filtered). */
+    counted?: SelectQueryBuilder<any, any, any>;
     select: (qb: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, Row>;
-    sortColumns: Record<S, string>;
+    /** A column name, or an expression such as sql`login_name COLLATE NOCASE` for a case-insensitive order. */
+    sortColumns: Record<S, string | RawBuilder<unknown>>;
     defaultSort: S;
     idColumn: string;
     map: (row: Row) => R;
@@ -111,14 +129,14 @@ export async function runPage<S extends string, Row, R>(
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
   const rows = await opts
     .select(opts.filtered)
-    .orderBy(sql.ref(column), req.sortOrder)
+    .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
     .orderBy(sql.ref(opts.idColumn), req.sortOrder)
     .limit(req.pageSize)
     .offset((req.pageNo - 1) * req.pageSize)
     .execute();
   let total = 0;
   if (req.searchCount) {
-    const row = await opts.filtered.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const row = await (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
     total = Number((row as { n?: number } | undefined)?.n ?? 0);
   }
   return {
@@ -148,3 +166,25 @@ export const idQuerySchema = z.strictObject({
     .refine((n) => Number.isSafeInteger(n), 'is too large')
     .openapi({ param: { name: 'id', in: 'query' }, example: '1', type: 'integer' }),
 });
+
+/** Above every character, so `[text, text + PREFIX_END)` holds exactly the strings starting with text. */
+const PREFIX_END = '\u{10FFFF}';
+
+/**
+ * `column` starts with `text`, as a range (`>= text AND < text + U+10FFFF`) so an index on the
+ * column serves it, unlike `LIKE '%…%'`; wildcards and quotes in the text are plain characters.
+ * `nocase` compares ASCII case-insensitively and needs a `COLLATE NOCASE` index to be fast;
+ * `unindexed` makes the planner ignore the column's index for this term.
+ */
+export function whereStartsWith<QB extends SelectQueryBuilder<any, any, any>>(
+  qb: QB,
+  column: string,
+  text: string | undefined,
+  opts: { nocase?: boolean; unindexed?: boolean } = {},
+): QB {
+  if (text === undefined) return qb;
+  // A unary plus keeps the planner off the column's index (e.g. to walk another index in sort order).
+  const ref = opts.unindexed ? sql`(+${sql.ref(column)})` : sql.ref(column);
+  const col = opts.nocase ? sql`${ref} COLLATE NOCASE` : ref;
+  return qb.where(sql<boolean>`${col} >= ${text}`).where(sql<boolean>`${col} < ${text + PREFIX_END}`) as QB;
+}

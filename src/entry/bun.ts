@@ -7,8 +7,9 @@ import type { Deps } from '../deps';
 import { createKeys } from '../core/keys';
 import { errorFields, jsonLogger } from '../core/log';
 import { nodeArgon2Hasher } from '../adapters/bun/argon2';
+import { diskBlobStore } from '../adapters/bun/disk-blobs';
 import { migrate } from '../adapters/bun/migrate';
-import { bunAtomic, bunKysely, openSqlite } from '../adapters/bun/sqlite';
+import { bunAtomic, bunKysely, bunRead, openSqlite } from '../adapters/bun/sqlite';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
 import { cleanup } from '../modules/maintenance/cleanup';
 
@@ -50,8 +51,10 @@ export async function main(env: Record<string, string | undefined> = process.env
   const deps: Deps = {
     config,
     db,
-    atomic: bunAtomic(db),
+    atomic: bunAtomic(sqlite),
+    read: bunRead(sqlite),
     hasher: nodeArgon2Hasher(),
+    blobs: diskBlobStore(config.FILES_DIR),
     clock: { now: () => Date.now() },
     ids: { uuid: () => crypto.randomUUID() },
     log,
@@ -74,7 +77,14 @@ export async function main(env: Record<string, string | undefined> = process.env
   }
 
   const app = createApp(deps);
-  const server = Bun.serve({ port: config.PORT, hostname: config.HOST, fetch: (req, srv) => app.fetch(req, srv) });
+  const server = Bun.serve({
+    port: config.PORT,
+    hostname: config.HOST,
+    // Bun's own cap (128 MiB by default) must not undercut the configured upload limits; the app
+    // enforces the exact limits on the stream.
+    maxRequestBodySize: Math.max(config.MAX_UPLOAD_BYTES, config.MAX_IMAGE_BYTES) + 1024 * 1024,
+    fetch: (req, srv) => app.fetch(req, srv),
+  });
   log.log('info', 'listening', { url: `http://${server.hostname}:${server.port}`, docs: config.DOCS_ENABLED ? '/docs' : 'off' });
 
   const sweep = () =>

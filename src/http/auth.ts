@@ -1,9 +1,9 @@
 import type { MiddlewareHandler } from 'hono';
 import { errors as joseErrors, jwtVerify } from 'jose';
-import { CompiledQuery } from 'kysely';
 import { AppError, forbidden } from '../core/errors';
 import type { PermissionCode } from '../core/permissions';
 import { SUPER_ADMIN_ROLE } from '../core/permissions';
+import { verifyLink, type LinkAction } from '../modules/files/signed-url';
 
 /**
  * One statement answers everything a protected request needs: the session is live, its user is
@@ -95,8 +95,7 @@ export function authenticate(code: PermissionCode | null): MiddlewareHandler {
     const deps = c.var.deps;
     const { userId, sessionId } = await verifyToken(c);
     const now = new Date(deps.clock.now()).toISOString();
-    const { rows } = await deps.db.executeQuery<AuthRow>(CompiledQuery.raw(AUTH_SQL, [code, sessionId, userId, now]));
-    const row = rows[0];
+    const [row] = await deps.read<AuthRow>(AUTH_SQL, [code, sessionId, userId, now]);
     if (!row) throw new AppError('UNAUTHORIZED', 'Session has ended, please log in again');
     const isSuperAdmin = row.is_super === 1;
     c.set('auth', { userId: row.user_id, loginName: row.login_name, sessionId, isSuperAdmin });
@@ -110,3 +109,25 @@ export const enforcePermission: MiddlewareHandler = async (c, next) => {
   if (!c.get('permitted')) throw forbidden();
   await next();
 };
+
+/**
+ * For download/preview: a request carrying `exp`/`sig` is let through on a valid signed link for
+ * this action and `id` (no header needed, for `<img src>` and `<a download>`); a bad or expired
+ * link is 401. Without them it falls back to the bearer token and the route's code.
+ */
+export function signedOr(code: PermissionCode, action: LinkAction): MiddlewareHandler {
+  const bearer = authenticate(code);
+  return async (c, next) => {
+    const { id = '', exp, sig } = c.req.query();
+    if (exp === undefined && sig === undefined) return bearer(c, next);
+    const deps = c.var.deps;
+    const wellFormed = /^[1-9][0-9]{0,15}$/.test(id) && /^[0-9]{1,15}$/.test(exp ?? '') && typeof sig === 'string';
+    const verdict = wellFormed
+      ? await verifyLink(await deps.keys.links(), action, Number(id), Number(exp), sig, Math.floor(deps.clock.now() / 1000))
+      : 'invalid';
+    if (verdict === 'expired') throw new AppError('UNAUTHORIZED', 'This link has expired');
+    if (verdict !== 'ok') throw new AppError('UNAUTHORIZED', 'Invalid link signature');
+    c.set('permitted', true);
+    await next();
+  };
+}

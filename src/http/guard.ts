@@ -1,6 +1,7 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { PermissionCode } from '../core/permissions';
-import { authenticate, enforcePermission } from './auth';
+import type { LinkAction } from '../modules/files/signed-url';
+import { authenticate, enforcePermission, signedOr } from './auth';
 import { recordOperation } from './op-log';
 import { commonErrors } from './router';
 
@@ -12,6 +13,8 @@ export type Guarded<R extends RouteConfig> = Omit<R, 'responses'> & {
 export interface GuardOptions {
   /** Write operations record an op_log row (failures too). */
   oplog?: boolean;
+  /** Also accept a signed link for this action instead of the bearer token (download/preview). */
+  signedLink?: LinkAction;
 }
 
 /**
@@ -25,10 +28,11 @@ export function guarded<R extends RouteConfig>(
   route: R,
   opts: GuardOptions = {},
 ): Guarded<R> {
-  const middleware = [authenticate(code), ...(opts.oplog ? [recordOperation] : []), enforcePermission];
+  const auth = opts.signedLink && code ? signedOr(code, opts.signedLink) : authenticate(code);
+  const middleware = [auth, ...(opts.oplog ? [recordOperation] : []), enforcePermission];
   const out: RouteConfig = {
     ...route,
-    security: [{ bearerAuth: [] }],
+    security: opts.signedLink ? [{ bearerAuth: [] }, { signedLink: [] }] : [{ bearerAuth: [] }],
     'x-permission': code ?? 'authenticated',
     description: [code ? `Requires permission \`${code}\`.` : 'Requires a logged-in user (no permission code).', route.description]
       .filter(Boolean)

@@ -45,6 +45,24 @@ async function open(api: RunningApi, extra = ''): Promise<Page> {
 
 const visible = (page: Page, selector: string) => page.locator(selector).isVisible();
 
+/** A small real PNG, drawn by the browser itself. */
+async function pngFromCanvas(page: Page): Promise<Buffer> {
+  const dataUrl = await page.evaluate(() => {
+    const c = document.createElement('canvas');
+    c.width = 48;
+    c.height = 32;
+    const ctx = c.getContext('2d')!;
+    ctx.fillStyle = '#3c5a8a';
+    ctx.fillRect(0, 0, 48, 32);
+    ctx.fillStyle = '#f4b400';
+    ctx.fillRect(8, 12, 8, 16);
+    ctx.fillRect(20, 6, 8, 22);
+    ctx.fillRect(32, 16, 8, 12);
+    return c.toDataURL('image/png');
+  });
+  return Buffer.from(dataUrl.slice(dataUrl.indexOf(',') + 1), 'base64');
+}
+
 describe.skipIf(!hasChromium)('example SPA in Chromium', () => {
   test('captcha: a 120x40 image; a wrong code shows the envelope msg and a fresh code', async () => {
     const page = await open(withCaptcha);
@@ -120,6 +138,24 @@ describe.skipIf(!hasChromium)('example SPA in Chromium', () => {
     expect(await page.isDisabled('#users-next')).toBe(true);
     await page.click('#users-prev');
     await page.waitForSelector('text=Page 1 of 2 (3 users)');
+
+    // An image uploaded from the page (multipart, cross-origin) shows through its signed url.
+    expect(await page.textContent('#image-note')).toBe('');
+    expect(await visible(page, '#image-figure')).toBe(false);
+    await page.setInputFiles('#image-upload', { name: 'chart.png', mimeType: 'image/png', buffer: await pngFromCanvas(page) });
+    await page.waitForFunction(() => (document.getElementById('image-preview') as HTMLImageElement).naturalWidth > 0);
+    const shown = await page.$eval('#image-preview', (img) => ({ src: (img as HTMLImageElement).src, w: (img as HTMLImageElement).naturalWidth, h: (img as HTMLImageElement).naturalHeight }));
+    expect(shown).toMatchObject({ w: 48, h: 32 });
+    expect(shown.src.startsWith(`${noCaptcha.url}/app/sysImage/preview?`)).toBe(true);
+    expect(shown.src).toContain('sig=');
+    expect(await page.textContent('#image-caption')).toBe('chart.png — 48×32');
+    // The link alone is the credential: it loads with no Authorization header at all.
+    expect((await fetch(shown.src)).status).toBe(200);
+
+    // After a reload the page finds it again as the first record of sysImage/page.
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.waitForFunction(() => (document.getElementById('image-preview') as HTMLImageElement).naturalWidth > 0);
 
     await page.screenshot({ path: outputPath('spa-logged-in.png'), fullPage: true });
 

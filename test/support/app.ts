@@ -6,8 +6,10 @@ import { createKeys } from '../../src/core/keys';
 import { jsonLogger } from '../../src/core/log';
 import type { PasswordHasher } from '../../src/core/ports';
 import { nodeArgon2Hasher } from '../../src/adapters/bun/argon2';
+import { diskBlobStore } from '../../src/adapters/bun/disk-blobs';
+import { scratchDir } from './tmp-root';
 import { migrate } from '../../src/adapters/bun/migrate';
-import { bunAtomic, bunKysely, openSqlite } from '../../src/adapters/bun/sqlite';
+import { bunAtomic, bunKysely, bunRead, openSqlite } from '../../src/adapters/bun/sqlite';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
@@ -39,12 +41,16 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   migrate(sqlite);
   const db = bunKysely(sqlite);
   const clock = testClock();
+  // Blobs go to a fresh folder per app (removed after the run by test/support/teardown.ts).
+  const filesDir = scratchDir('files');
   const lines = opts.logLines ?? [];
   const deps: Deps = {
     config,
     db,
-    atomic: bunAtomic(db),
+    atomic: bunAtomic(sqlite),
+    read: bunRead(sqlite),
     hasher: opts.hasher ?? fastHasher(),
+    blobs: diskBlobStore(filesDir),
     clock,
     ids: { uuid: () => crypto.randomUUID() },
     log: jsonLogger('debug', (l) => lines.push(l)),
@@ -75,7 +81,7 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
 
   const count = (table: string) => (sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
-  return { app, deps, db, sqlite, clock, call, login, count, logLines: lines };
+  return { app, deps, db, sqlite, clock, call, login, count, logLines: lines, filesDir };
 }
 
 export type TestApp = Awaited<ReturnType<typeof makeTestApp>>;

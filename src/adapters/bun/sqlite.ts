@@ -1,7 +1,7 @@
-import { Database } from 'bun:sqlite';
+import { Database, type SQLQueryBindings } from 'bun:sqlite';
 import { Kysely, type CompiledQuery, type QueryResult } from 'kysely';
 import { BunSqliteDialect } from 'kysely-bun-sqlite';
-import type { Atomic } from '../../core/ports';
+import type { Atomic, ReadSql } from '../../core/ports';
 import type { Database as Schema } from '../../db/schema';
 
 /** Opens (creating) a SQLite file or ':memory:' with the pragmas the app relies on. */
@@ -30,12 +30,26 @@ export function bunKysely(sqlite: Database): Kysely<Schema> {
   return new Kysely<Schema>({ dialect: new BunSqliteDialect({ database: cached }) });
 }
 
-/** All-or-nothing on Bun: one SQLite transaction around the statements. */
-export function bunAtomic(db: Kysely<Schema>): Atomic {
-  return (queries: readonly CompiledQuery[]) =>
-    db.transaction().execute(async (trx) => {
-      const results: QueryResult<unknown>[] = [];
-      for (const q of queries) results.push(await trx.executeQuery(q));
-      return results;
-    });
+const bindings = (params: readonly unknown[]) => params as SQLQueryBindings[];
+
+/**
+ * All-or-nothing on Bun: the statements run synchronously inside one SQLite transaction, so no
+ * other request's statement can interleave with them (there is one connection) and any error,
+ * a guard's CHECK failure included, rolls the whole batch back.
+ */
+export function bunAtomic(sqlite: Database): Atomic {
+  const run = sqlite.transaction((queries: readonly CompiledQuery[]) =>
+    queries.map((q): QueryResult<unknown> => {
+      const stmt = sqlite.query(q.sql);
+      if (stmt.columnNames.length > 0) return { rows: stmt.all(...bindings(q.parameters)) };
+      const r = stmt.run(...bindings(q.parameters));
+      return { rows: [], numAffectedRows: BigInt(r.changes), insertId: BigInt(r.lastInsertRowid) };
+    }),
+  );
+  return async (queries) => run(queries);
+}
+
+/** Plain-SQL reads through bun:sqlite's statement cache (see ReadSql). */
+export function bunRead(sqlite: Database): ReadSql {
+  return async <T>(sql: string, params: readonly unknown[]) => sqlite.query(sql).all(...bindings(params)) as T[];
 }

@@ -1,12 +1,13 @@
 import type { Deps } from '../../deps';
 import { isoNow } from '../../core/time';
+import { cleanupBlobs } from '../files/blob-refs';
 
 const DAY = 86_400_000;
 
 /**
  * Periodic housekeeping, run by the Bun entry on an interval and by the Workers cron trigger:
  * expired captchas, sessions past expiry (or revoked a day ago), stale rate-limit windows, and
- * log rows older than LOG_RETENTION_DAYS (0 keeps them forever).
+ * log rows older than LOG_RETENTION_DAYS (0 keeps them forever), and orphaned or unreferenced blobs.
  */
 export async function cleanup(deps: Deps) {
   const { db, clock, config } = deps;
@@ -32,5 +33,6 @@ export async function cleanup(deps: Deps) {
     counts.loginLog = n(await db.deleteFrom('login_log').where('created_at', '<', cutoff).execute());
     counts.opLog = n(await db.deleteFrom('op_log').where('created_at', '<', cutoff).execute());
   }
+  Object.assign(counts, await cleanupBlobs(deps));
   return counts;
 }

@@ -1,13 +1,17 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
+import type { UserRow } from '../../db/schema';
 import { idList } from './guarded-write';
-import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination';
+import { runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
 import { USER_COLUMNS, toUser } from './user.model';
 import type { UserPageInput } from './users.schemas';
 
-/** A user's public columns (never password_hash), or undefined. */
-export function findUser(deps: Deps, id: number) {
-  return deps.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+const FIND_USER_SQL = `SELECT ${USER_COLUMNS.join(', ')} FROM users WHERE id = ?`;
+
+/** A user's public columns (never password_hash), or undefined. A hot read: plain SQL, cached statement. */
+export async function findUser(deps: Deps, id: number) {
+  const [row] = await deps.read<Omit<UserRow, 'password_hash'>>(FIND_USER_SQL, [id]);
+  return row;
 }
 
 /** Case-insensitive lookup, matching the users_login_name NOCASE index. */
@@ -50,9 +54,11 @@ const SORT_COLUMNS = {
 export async function pageUsers(deps: Deps, req: UserPageInput) {
   const p = req.params;
   let q = deps.db.selectFrom('users');
-  q = whereContains(q, 'users.login_name', p.loginName);
+  // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
+  // the nick name is free text and matches anywhere.
+  q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
   q = whereContains(q, 'users.nick_name', p.nickName);
-  q = whereContains(q, 'users.phone', p.phone);
+  q = whereStartsWith(q, 'users.phone', p.phone);
   if (p.status) q = q.where('users.status', '=', p.status);
   const roleId = p.roleId;
   if (roleId !== undefined) {

@@ -64,9 +64,9 @@ export const GrantRoleRequest = z.strictObject({ userId: idSchema, roleIds: role
 
 export const UserPageParams = z
   .strictObject({
-    loginName: likeText().optional(),
-    nickName: likeText().optional(),
-    phone: likeText().optional(),
+    loginName: likeText().optional().openapi({ description: 'Start of the login name, case-insensitive (`adm` finds admin)' }),
+    nickName: likeText().optional().openapi({ description: 'Part of the nick name' }),
+    phone: likeText().optional().openapi({ description: 'Start of the phone number' }),
     status: StatusSchema.optional(),
     roleId: idSchema.optional(),
     ...dateRangeParams,

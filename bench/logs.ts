@@ -1,0 +1,83 @@
+/**
+ * Page-query latency over big tables, measured through app.request() in one process (the router,
+ * auth, validation, SQL and JSON are all in; the socket is not): sysLoginLog/page over N login-log
+ * rows and, when the users module is mounted, sysUser/page over M users.
+ * `bun bench/logs.ts [rows=1000000] [users=100000] [iterations=200]`; `npm run bench logs` runs it too.
+ */
+import { makeTestApp } from '../test/support/app';
+import { seedLoginLogs, seedUsers, seededLoginName } from './seed-logs';
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+export async function run(rows = 1_000_000, users = 100_000, iterations = 200) {
+  const t = await makeTestApp();
+  const endMs = t.clock.now();
+  console.log(`\nseeded ${users} users in ${seedUsers(t.sqlite, users, { endMs }).toFixed(0)} ms`);
+  console.log(`seeded ${rows} login-log rows in ${seedLoginLogs(t.sqlite, rows, { endMs, names: users }).toFixed(0)} ms`);
+  t.sqlite.run('ANALYZE');
+  const token = await t.login();
+  const daysAgo = (d: number) => new Date(endMs - d * 86_400_000).toISOString().slice(0, 10);
+  const month = { createdFrom: daysAgo(120), createdTo: daysAgo(90) };
+  const suites: [string, [string, Record<string, unknown>][]][] = [
+    [
+      '/app/sysLoginLog/page',
+      [
+        ['first page', {}],
+        ['deep page 5,000', { pageNo: 5000 }],
+        ['loginName filter (one user)', { params: { loginName: seededLoginName(4242) } }],
+        ['date range (one month)', { params: month }],
+        ['date range, deep page 500', { params: month, pageNo: 500 }],
+        ['broad loginName prefix "user0"', { params: { loginName: 'user0' } }],
+        ['ip prefix "10.7."', { params: { ip: '10.7.' } }],
+        ['status failure', { params: { status: 'failure' } }],
+        ['first page, searchCount=false', { searchCount: false }],
+        ['deep page 5,000, searchCount=false', { pageNo: 5000, searchCount: false }],
+        ['broad prefix, searchCount=false', { params: { loginName: 'user0' }, searchCount: false }],
+      ],
+    ],
+    [
+      '/app/sysUser/page',
+      [
+        ['first page', {}],
+        ['deep page 5,000', { pageNo: 5000 }],
+        ['loginName filter', { params: { loginName: seededLoginName(4242) } }],
+        ['status disabled', { params: { status: 'disabled' } }],
+        ['date range (one month)', { params: month }],
+      ],
+    ],
+  ];
+  const results: Record<string, unknown>[] = [];
+  for (const [path, scenarios] of suites) {
+    for (const [name, body] of scenarios) {
+      const times: number[] = [];
+      let total = 0;
+      let skipped = false;
+      for (let i = 0; i < iterations && !skipped; i++) {
+        const started = performance.now();
+        const res = await t.app.request(path, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        const json = (await res.json()) as { status: number; msg: string; data: { total: number } };
+        times.push(performance.now() - started);
+        if (json.status === 404) skipped = true;
+        else if (json.status !== 200) throw new Error(`${path} ${name}: ${json.status} ${json.msg}`);
+        else total = json.data.total;
+      }
+      if (skipped) {
+        results.push({ path, scenario: name, p50: '-', p99: '-', total: 'route not mounted' });
+        continue;
+      }
+      times.sort((a, b) => a - b);
+      results.push({ path, scenario: name, p50: +pct(times, 50).toFixed(2), p99: +pct(times, 99).toFixed(2), total });
+    }
+  }
+  console.log(`\npage latency in ms through app.request(), ${iterations} requests each, ${rows} login-log rows, ${users} users`);
+  console.table(results);
+}
+
+if (import.meta.main) {
+  const [rows, users, iterations] = process.argv.slice(2).map(Number);
+  await run(rows, users, iterations);
+}

@@ -1,0 +1,96 @@
+import type { Database } from 'bun:sqlite';
+
+/**
+ * Bulk seeding for the page benchmarks: one prepared INSERT per table inside one transaction, so a
+ * million rows take seconds. Deterministic (a small LCG), so runs compare.
+ */
+
+const YEAR_MS = 365 * 86_400_000;
+/** A syntactically valid argon2id PHC string nobody knows the password of; seeded users cannot log in. */
+const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$c2VlZHNlZWRzZWVkc2VlZA$3HhOX1tYkE2mbBSBxw0k2rjkQ7bRvY0yq9Yf4bVJwXw';
+
+const USER_AGENTS = [
+  ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36', 'Chrome 131', 'Windows 10/11'],
+  ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15', 'Safari 18', 'macOS 10.15'],
+  ['Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0', 'Firefox 132', 'Linux'],
+  ['Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1', 'Safari 18', 'iOS 18'],
+  ['curl/8.5.0', 'curl 8', 'Unknown'],
+] as const;
+
+const FAILURES = ['Invalid login name or password', 'securityCode: the verification code is wrong or has expired', 'Account is disabled'];
+
+function lcg(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** `user000042`: the login names seedUsers creates (and seedLoginLogs mostly uses). */
+export const seededLoginName = (i: number) => `user${String(i).padStart(6, '0')}`;
+
+export interface SeedLoginLogOptions {
+  /** Distinct login names the rows are spread over (default 100,000); ~3% of rows use unknown names. */
+  names?: number;
+  /** Newest created_at (default now); rows spread evenly over the year before it, oldest first. */
+  endMs?: number;
+  seed?: number;
+}
+
+/** Inserts `n` login_log rows; returns the time taken in ms. */
+export function seedLoginLogs(sqlite: Database, n: number, opts: SeedLoginLogOptions = {}): number {
+  const started = performance.now();
+  const names = opts.names ?? 100_000;
+  const end = opts.endMs ?? Date.now();
+  const start = end - YEAR_MS;
+  const rnd = lcg(opts.seed ?? 42);
+  const insert = sqlite.prepare(
+    `INSERT INTO login_log (login_name, user_id, status, msg, ip, user_agent, browser, os, country, city, trace_id, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  sqlite.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const r = rnd();
+      const unknown = r < 0.03;
+      const userNo = 1 + Math.floor(rnd() * names);
+      const loginName = unknown ? `ghost${Math.floor(rnd() * 1000)}` : seededLoginName(userNo);
+      const failed = unknown || rnd() < 0.12;
+      const [ua, browser, os] = USER_AGENTS[Math.floor(rnd() * USER_AGENTS.length)]!;
+      const ip = `10.${Math.floor(rnd() * 256)}.${Math.floor(rnd() * 256)}.${1 + Math.floor(rnd() * 254)}`;
+      const at = new Date(start + Math.floor(((i + rnd()) * YEAR_MS) / n)).toISOString();
+      const trace = (i.toString(16) + '0'.repeat(32)).slice(0, 32);
+      insert.run(
+        loginName,
+        unknown ? null : userNo,
+        failed ? 'failure' : 'success',
+        failed ? FAILURES[Math.floor(rnd() * FAILURES.length)]! : 'Login succeeded',
+        ip, ua, browser, os, null, null, trace, at,
+      );
+    }
+  })();
+  return performance.now() - started;
+}
+
+/** Inserts `m` users named seededLoginName(1..m) that cannot log in; returns the time taken in ms. */
+export function seedUsers(sqlite: Database, m: number, opts: { endMs?: number; seed?: number } = {}): number {
+  const started = performance.now();
+  const end = opts.endMs ?? Date.now();
+  const rnd = lcg(opts.seed ?? 7);
+  const insert = sqlite.prepare(
+    `INSERT INTO users (login_name, password_hash, nick_name, email, phone, status, remark, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+  );
+  sqlite.transaction(() => {
+    for (let i = 1; i <= m; i++) {
+      const name = seededLoginName(i);
+      const at = new Date(end - YEAR_MS + Math.floor(((i - 1 + rnd()) * YEAR_MS) / m)).toISOString();
+      insert.run(
+        name, DUMMY_HASH, `Member ${i}`, `${name}@example.com`,
+        `+1555${String(Math.floor(rnd() * 10_000_000)).padStart(7, '0')}`,
+        rnd() < 0.05 ? 'disabled' : 'enabled', at, at,
+      );
+    }
+  })();
+  return performance.now() - started;
+}

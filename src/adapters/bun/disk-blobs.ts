@@ -1,0 +1,136 @@
+import { link, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports';
+
+const KEY = /^[0-9a-f]{64}$/;
+const HEX2 = /^[0-9a-f]{2}$/;
+const TMP_DIR = 'tmp';
+
+function assertKey(key: string) {
+  if (!KEY.test(key)) throw new Error('disk-blobs: key must be a sha256 hex string');
+}
+
+const isCode = (e: unknown, code: string) => (e as { code?: string } | null)?.code === code;
+
+async function unlinkQuiet(path: string) {
+  try {
+    await unlink(path);
+  } catch (e) {
+    if (!isCode(e, 'ENOENT')) throw e;
+  }
+}
+
+/**
+ * Blobs as files under `root`, fanned out by the first two byte pairs of the key
+ * (`ab/cd/abcd…`) so no folder grows past a few hundred entries. Uploads are written to
+ * `root/tmp/<uuid>` (same filesystem), flushed, then hard-linked into place: a crash never leaves a
+ * half file under a content key, and committing an existing key just drops the temporary copy.
+ */
+export function diskBlobStore(root: string): BlobStore {
+  const tmpRoot = join(root, TMP_DIR);
+  const pathOf = (key: string) => join(root, key.slice(0, 2), key.slice(2, 4), key);
+
+  async function stage(body: ReadableStream<Uint8Array>): Promise<StagedBlob> {
+    await mkdir(tmpRoot, { recursive: true });
+    const tmp = join(tmpRoot, crypto.randomUUID());
+    const fh = await open(tmp, 'wx', 0o600);
+    let size = 0;
+    try {
+      const reader = body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          // One awaited write per chunk is the backpressure: the next chunk is read only after this
+          // one is in the kernel, so memory stays at one chunk whatever the upload size.
+          let off = 0;
+          while (off < value.byteLength) off += (await fh.write(value, off, value.byteLength - off)).bytesWritten;
+          size += value.byteLength;
+        }
+      } catch (e) {
+        await reader.cancel(e).catch(() => undefined);
+        throw e;
+      }
+      await fh.datasync();
+      await fh.close();
+    } catch (e) {
+      await fh.close().catch(() => undefined);
+      await unlinkQuiet(tmp);
+      throw e;
+    }
+    return {
+      size,
+      async commit(key) {
+        assertKey(key);
+        const dest = pathOf(key);
+        await mkdir(join(dest, '..'), { recursive: true });
+        try {
+          await link(tmp, dest);
+        } catch (e) {
+          // Same key means same bytes: the copy already in place is as good as ours.
+          if (!isCode(e, 'EEXIST')) throw e;
+        }
+      },
+      discard: () => unlinkQuiet(tmp),
+    };
+  }
+
+  return {
+    stage,
+    async get(key: string, range?: ByteRange) {
+      assertKey(key);
+      const file = Bun.file(pathOf(key));
+      if (!(await file.exists())) return null;
+      const part = range ? file.slice(range.offset, range.offset + range.length) : file;
+      return part.stream();
+    },
+    async head(key) {
+      assertKey(key);
+      try {
+        const s = await stat(pathOf(key));
+        return { size: s.size };
+      } catch (e) {
+        if (isCode(e, 'ENOENT')) return null;
+        throw e;
+      }
+    },
+    async delete(key) {
+      assertKey(key);
+      await unlinkQuiet(pathOf(key));
+    },
+    async *list() {
+      for (const a of await readdirQuiet(root)) {
+        if (!HEX2.test(a)) continue;
+        for (const b of await readdirQuiet(join(root, a))) {
+          if (!HEX2.test(b)) continue;
+          for (const key of await readdirQuiet(join(root, a, b))) {
+            if (!KEY.test(key) || !key.startsWith(a + b)) continue;
+            const s = await stat(join(root, a, b, key)).catch(() => null);
+            if (s) yield { key, modifiedAt: s.mtimeMs };
+          }
+        }
+      }
+    },
+    async purgeStaging(before) {
+      let n = 0;
+      for (const name of await readdirQuiet(tmpRoot)) {
+        const path = join(tmpRoot, name);
+        const s = await stat(path).catch(() => null);
+        if (s?.isFile() && s.mtimeMs < before) {
+          await unlinkQuiet(path);
+          n++;
+        }
+      }
+      return n;
+    },
+  };
+}
+
+async function readdirQuiet(path: string): Promise<string[]> {
+  try {
+    return await readdir(path);
+  } catch (e) {
+    if (isCode(e, 'ENOENT')) return [];
+    throw e;
+  }
+}

@@ -1,0 +1,158 @@
+import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports';
+
+/*
+ * The parts of the Workers R2 binding this adapter uses, declared here so the project does not
+ * need @cloudflare/workers-types (whose globals clash with bun-types). Shapes follow the binding.
+ */
+export interface R2ObjectLike {
+  key: string;
+  size: number;
+  uploaded: Date;
+}
+export interface R2ObjectBodyLike extends R2ObjectLike {
+  body: ReadableStream<Uint8Array>;
+}
+export interface R2UploadedPartLike {
+  partNumber: number;
+  etag: string;
+}
+export interface R2MultipartUploadLike {
+  uploadPart(partNumber: number, value: Uint8Array): Promise<R2UploadedPartLike>;
+  complete(parts: R2UploadedPartLike[]): Promise<R2ObjectLike>;
+  abort(): Promise<void>;
+}
+export interface R2BucketLike {
+  head(key: string): Promise<R2ObjectLike | null>;
+  get(key: string, options?: { range?: { offset: number; length: number } }): Promise<R2ObjectBodyLike | null>;
+  put(key: string, value: ReadableStream | Uint8Array, options?: { sha256?: string }): Promise<R2ObjectLike | null>;
+  delete(keys: string | string[]): Promise<void>;
+  list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<{
+    objects: R2ObjectLike[];
+    truncated: boolean;
+    cursor?: string;
+  }>;
+  createMultipartUpload(key: string): Promise<R2MultipartUploadLike>;
+}
+
+/** Workers' stream with a declared length, which R2 needs to accept a streamed put. */
+declare const FixedLengthStream: new (length: number) => TransformStream<Uint8Array, Uint8Array>;
+
+const KEY = /^[0-9a-f]{64}$/;
+const BLOB_PREFIX = 'blobs/';
+const STAGING_PREFIX = 'staging/';
+/** R2 multipart parts must be at least 5 MiB (except the last); this is also the memory bound. */
+export const R2_PART_BYTES = 8 * 1024 * 1024;
+
+function assertKey(key: string) {
+  if (!KEY.test(key)) throw new Error('r2-blobs: key must be a sha256 hex string');
+}
+
+/**
+ * Blobs in an R2 bucket under `blobs/<sha256>`. R2 has no rename and a streamed put needs a known
+ * length, so a stage keeps up to one part (8 MiB) in memory: small uploads are put straight under
+ * their content key at commit; larger ones go to `staging/<uuid>` as a multipart upload and are
+ * copied under the content key at commit (a second pass inside R2, still streamed).
+ */
+export function r2BlobStore(bucket: R2BucketLike): BlobStore {
+  const objectKey = (key: string) => BLOB_PREFIX + key;
+
+  async function stage(body: ReadableStream<Uint8Array>): Promise<StagedBlob> {
+    const reader = body.getReader();
+    let buffer = new Uint8Array(R2_PART_BYTES);
+    let filled = 0;
+    let size = 0;
+    let upload: { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null = null;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        let off = 0;
+        while (off < value.byteLength) {
+          const n = Math.min(value.byteLength - off, buffer.byteLength - filled);
+          buffer.set(value.subarray(off, off + n), filled);
+          filled += n;
+          off += n;
+          if (filled === buffer.byteLength) {
+            if (!upload) {
+              const key = STAGING_PREFIX + crypto.randomUUID();
+              upload = { key, mp: await bucket.createMultipartUpload(key), parts: [] };
+            }
+            upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, buffer));
+            buffer = new Uint8Array(R2_PART_BYTES);
+            filled = 0;
+          }
+        }
+      }
+      if (upload && filled > 0) upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, buffer.subarray(0, filled)));
+      if (upload) await upload.mp.complete(upload.parts);
+    } catch (e) {
+      await reader.cancel(e).catch(() => undefined);
+      if (upload) await upload.mp.abort().catch(() => undefined);
+      throw e;
+    }
+
+    const staged = upload?.key ?? null;
+    const small = staged ? null : buffer.subarray(0, filled);
+    return {
+      size,
+      async commit(key) {
+        assertKey(key);
+        if (await bucket.head(objectKey(key))) return;
+        if (small) {
+          await bucket.put(objectKey(key), small);
+          return;
+        }
+        const source = await bucket.get(staged!);
+        if (!source) throw new Error('r2-blobs: staged object vanished before commit');
+        const { readable, writable } = new FixedLengthStream(source.size);
+        const piping = source.body.pipeTo(writable);
+        await Promise.all([bucket.put(objectKey(key), readable), piping]);
+      },
+      async discard() {
+        if (staged) await bucket.delete(staged);
+      },
+    };
+  }
+
+  return {
+    stage,
+    async get(key: string, range?: ByteRange) {
+      assertKey(key);
+      const obj = await bucket.get(objectKey(key), range ? { range } : undefined);
+      return obj ? obj.body : null;
+    },
+    async head(key) {
+      assertKey(key);
+      const obj = await bucket.head(objectKey(key));
+      return obj ? { size: obj.size } : null;
+    },
+    async delete(key) {
+      assertKey(key);
+      await bucket.delete(objectKey(key));
+    },
+    async *list() {
+      let cursor: string | undefined;
+      do {
+        const page = await bucket.list({ prefix: BLOB_PREFIX, ...(cursor ? { cursor } : {}), limit: 1000 });
+        for (const o of page.objects) {
+          const key = o.key.slice(BLOB_PREFIX.length);
+          if (KEY.test(key)) yield { key, modifiedAt: o.uploaded.getTime() };
+        }
+        cursor = page.truncated ? page.cursor : undefined;
+      } while (cursor);
+    },
+    async purgeStaging(before) {
+      let n = 0;
+      let cursor: string | undefined;
+      do {
+        const page = await bucket.list({ prefix: STAGING_PREFIX, ...(cursor ? { cursor } : {}), limit: 1000 });
+        const old = page.objects.filter((o) => o.uploaded.getTime() < before).map((o) => o.key);
+        if (old.length) await bucket.delete(old);
+        n += old.length;
+        cursor = page.truncated ? page.cursor : undefined;
+      } while (cursor);
+      return n;
+    },
+  };
+}

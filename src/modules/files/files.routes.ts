@@ -1,0 +1,174 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, okBody } from '../../core/envelope';
+import { idQuerySchema } from '../../core/pagination';
+import { guarded } from '../../http/guard';
+import { createRouter, errorResponse, jsonBody } from '../../http/router';
+import { blobResponse } from './download';
+import {
+  DownloadQuery,
+  FileIdsRequest,
+  FilePage,
+  FilePageRequest,
+  FileSchema,
+  ImagePage,
+  ImagePageRequest,
+  ImageSchema,
+  uploadBody,
+} from './files.schemas';
+import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service';
+
+const ok = <T extends z.ZodType>(description: string, schema: T) => ({
+  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
+});
+const notFound = { 404: errorResponse('No such record') };
+
+const binary = z.string().openapi({ type: 'string', format: 'binary' });
+
+const SPEC = {
+  file: {
+    tag: 'Files',
+    noun: 'file',
+    record: FileSchema,
+    pageRequest: FilePageRequest,
+    page: FilePage,
+    limit: '50 MiB',
+    media: 'application/octet-stream',
+    fetchCode: 'sys:file:download',
+    fetchSummary: 'Download a file (attachment; ETag/304, single byte ranges; bearer token or signed link)',
+  },
+  image: {
+    tag: 'Images',
+    noun: 'image',
+    record: ImageSchema,
+    pageRequest: ImagePageRequest,
+    page: ImagePage,
+    limit: '10 MiB',
+    media: 'image/*',
+    fetchCode: 'sys:image:preview',
+    fetchSummary: 'Show an image (inline; ETag/304, single byte ranges; bearer token or signed link)',
+  },
+} as const;
+
+/** The route group of one kind: sysFile (file) or sysImage (image). */
+function makeRoutes<K extends FileKind>(kind: K) {
+  const { module, action } = KIND[kind];
+  const s = SPEC[kind];
+  // `as const` keeps the literal paths in the route types, so hc<AppType> gets .sysFile/.sysImage.
+  const base = `/app/${module}` as const;
+  const tags = [s.tag];
+  const code = <A extends string>(a: A) => `sys:${kind}:${a}` as const;
+
+  const uploadRoute = guarded(
+    code('upload'),
+    createRoute({
+      method: 'post',
+      path: `${base}/upload`,
+      tags,
+      summary:
+        kind === 'image'
+          ? 'Upload a PNG, JPEG, GIF or WebP image (checked by magic bytes; size from the header)'
+          : 'Upload a file (streamed; identical content is stored once)',
+      request: { body: uploadBody(s.limit) },
+      responses: {
+        ...ok(`The stored ${s.noun}`, s.record),
+        413: errorResponse(`The ${s.noun} is over the size limit`),
+        ...(kind === 'image' ? { 415: errorResponse('Not a PNG, JPEG, GIF or WebP image, corrupt, truncated or of absurd dimensions') } : {}),
+      },
+    }),
+    { oplog: true },
+  );
+
+  const pageRoute = guarded(
+    code('page'),
+    createRoute({
+      method: 'post',
+      path: `${base}/page`,
+      tags,
+      summary: `Page through ${s.noun}s`,
+      request: { body: jsonBody(s.pageRequest) },
+      responses: ok(`A page of ${s.noun}s`, s.page),
+    }),
+  );
+
+  const detailRoute = guarded(
+    code('detail'),
+    createRoute({
+      method: 'get',
+      path: `${base}/detail`,
+      tags,
+      summary: `One ${s.noun}`,
+      request: { query: idQuerySchema },
+      responses: { ...ok(`The ${s.noun}`, s.record), ...notFound },
+    }),
+  );
+
+  const deleteRoute = guarded(
+    code('delete'),
+    createRoute({
+      method: 'post',
+      path: `${base}/delete`,
+      tags,
+      summary: `Delete ${s.noun}s; stored content goes with its last record`,
+      request: { body: jsonBody(FileIdsRequest) },
+      responses: ok('Deleted (unknown ids are ignored)', z.null()),
+    }),
+    { oplog: true },
+  );
+
+  const fetchRoute = guarded(
+    s.fetchCode,
+    createRoute({
+      method: 'get',
+      path: `${base}/${action}`,
+      tags,
+      summary: s.fetchSummary,
+      description:
+        'Also reachable without a token through the signed `url` of the record (`exp` and `sig` query parameters, bound to this action, id and expiry); a tampered or expired link is 401. Not an envelope on success.',
+      request: { query: DownloadQuery },
+      responses: {
+        200: { description: 'The content (not an envelope)', content: { [s.media]: { schema: binary } } },
+        206: { description: 'The requested byte range (not an envelope)', content: { [s.media]: { schema: binary } } },
+        304: { description: 'Not modified (If-None-Match matched the ETag)' },
+        ...notFound,
+        416: errorResponse('Range not satisfiable'),
+      },
+    }),
+    { signedLink: action },
+  );
+
+  const router = createRouter();
+  router.openAPIRegistry.registerComponent('securitySchemes', 'signedLink', {
+    type: 'apiKey',
+    in: 'query',
+    name: 'sig',
+    description: 'The `url` of a file or image record: `id`, `exp` and `sig` query parameters, valid until `exp`.',
+  });
+  return router
+    .openapi(uploadRoute, async (c) => {
+      const meta: Record<string, unknown> = {};
+      c.set('opParams', meta);
+      const record = await uploadFile(c.var.deps, {
+        kind,
+        body: c.req.raw.body,
+        contentType: c.req.header('content-type'),
+        contentLength: c.req.header('content-length'),
+        userId: c.var.auth.userId,
+        meta,
+      });
+      return c.json(okBody(record, c.var.traceId), 200);
+    })
+    .openapi(pageRoute, async (c) => c.json(okBody(await pageFiles(c.var.deps, kind, c.req.valid('json')), c.var.traceId), 200))
+    .openapi(detailRoute, async (c) => c.json(okBody(await fileDetail(c.var.deps, kind, c.req.valid('query').id), c.var.traceId), 200))
+    .openapi(deleteRoute, async (c) => {
+      await deleteFiles(c.var.deps, kind, c.req.valid('json').ids);
+      return c.json(okBody(null, c.var.traceId), 200);
+    })
+    .openapi(fetchRoute, async (c) => {
+      const deps = c.var.deps;
+      const row = await downloadRow(deps, kind, c.req.valid('query').id);
+      return blobResponse(blobStore(deps), row, c.req.raw.headers) as never;
+    });
+}
+
+export const fileRoutes = makeRoutes('file');
+export const imageRoutes = makeRoutes('image');

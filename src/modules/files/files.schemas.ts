@@ -1,0 +1,67 @@
+import { z } from '@hono/zod-openapi';
+import { dateRangeParams, idQuerySchema, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
+
+export const FileSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string().openapi({ description: 'Sanitized original file name' }),
+    extension: z.string().openapi({ description: 'Lower-case extension of the original name, without the dot; "" if none' }),
+    contentType: z.string(),
+    size: z.number().int(),
+    sha256: z.string(),
+    url: z.string().openapi({ description: 'Signed, expiring link (no Authorization header needed)', example: '/app/sysFile/download?id=1&exp=1790000000&sig=…' }),
+    createdBy: z.number().int().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi('SysFile');
+
+export const ImageSchema = FileSchema.extend({ width: z.number().int(), height: z.number().int() }).openapi('SysImage');
+
+const FilePageParams = z
+  .strictObject({
+    name: likeText().optional(),
+    extension: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^\.?[a-z0-9]{1,16}$/, 'must be 1-16 letters or digits')
+      .transform((e) => e.replace(/^\./, ''))
+      .optional(),
+    contentType: likeText().optional(),
+    ...dateRangeParams,
+  })
+  .openapi('FilePageParams');
+
+export const FILE_SORT = ['createdAt', 'name', 'size'] as const;
+export const FILE_SORT_COLUMNS = { createdAt: 'created_at', name: 'name', size: 'size' } as const;
+
+export const FilePageRequest = pageRequestSchema('FilePageRequest', FilePageParams, FILE_SORT);
+export const ImagePageRequest = pageRequestSchema('ImagePageRequest', FilePageParams, FILE_SORT);
+export const FilePage = pageResponseSchema('SysFilePage', FileSchema);
+export const ImagePage = pageResponseSchema('SysImagePage', ImageSchema);
+export type FilePageInput = z.infer<typeof FilePageRequest>;
+
+export const FileIdsRequest = z.strictObject({ ids: idsSchema }).openapi('FileIdsRequest');
+
+/** `?id=` plus the optional signed-link parameters. */
+export const DownloadQuery = idQuerySchema.extend({
+  exp: z.string().max(20).optional().openapi({ param: { name: 'exp', in: 'query' }, description: 'Signed link: expiry (Unix seconds)' }),
+  sig: z.string().max(64).optional().openapi({ param: { name: 'sig', in: 'query' }, description: 'Signed link: HMAC signature' }),
+});
+
+/**
+ * The multipart body, for the OpenAPI document only. A plain schema object (not zod) on purpose:
+ * zod-openapi would otherwise install a form validator that buffers the whole body.
+ */
+export const uploadBody = (maxBytesText: string) => ({
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object' as const,
+        required: ['file'],
+        properties: { file: { type: 'string' as const, format: 'binary', description: `The file (at most ${maxBytesText} by default)` } },
+      },
+    },
+  },
+});

@@ -1,0 +1,232 @@
+import { sql, type Selectable } from 'kysely';
+import type { Deps } from '../../deps';
+import { AppError, badRequest, notFound } from '../../core/errors';
+import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination';
+import type { BlobStore } from '../../core/ports';
+import { isoNow } from '../../core/time';
+import type { FilesTable } from '../../db/schema';
+import { deleteBlobIfUnreferenced, withBlobLock } from './blob-refs';
+import { fileExtension, sanitizeFileName } from './file-name';
+import { FILE_SORT_COLUMNS, type FilePageInput } from './files.schemas';
+import { imageLooksComplete } from './image-complete';
+import { checkPixelFlood, imageDimensions, sniffImage } from './image-sniff';
+import { inspectStream } from './inspect-stream';
+import { openFilePart } from './multipart-file';
+import { signedQuery, type LinkAction } from './signed-url';
+
+export type FileKind = 'file' | 'image';
+export type FileRow = Selectable<FilesTable>;
+
+/** Per kind: the module in the path and the action its signed links point at. */
+export const KIND = {
+  file: { module: 'sysFile', action: 'download' },
+  image: { module: 'sysImage', action: 'preview' },
+} as const satisfies Record<FileKind, { module: string; action: LinkAction }>;
+
+/** Multipart framing and small extra fields allowed on top of the file-size limit. */
+export const FRAMING_ALLOWANCE = 64 * 1024;
+/** Enough of an image's start to reach the JPEG frame header behind large EXIF/ICC segments. */
+const IMAGE_HEAD_BYTES = 256 * 1024;
+
+export function blobStore(deps: Deps): BlobStore {
+  if (!deps.blobs) throw new AppError('INTERNAL', 'File storage is not configured');
+  return deps.blobs;
+}
+
+function mib(bytes: number): string {
+  const m = bytes / (1024 * 1024);
+  return Number.isInteger(m) ? `${m} MiB` : `${bytes} bytes`;
+}
+
+/** Lower-case `type/subtype` if well-formed, else the neutral binary type. */
+export function normalizeContentType(declared: string | undefined): string {
+  const t = (declared ?? '').split(';')[0]!.trim().toLowerCase();
+  return /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$/.test(t) ? t : 'application/octet-stream';
+}
+
+async function toRecord(deps: Deps, row: FileRow) {
+  const { module, action } = KIND[row.kind];
+  const query = await signedQuery(await deps.keys.links(), action, row.id, deps.config.LINK_TTL_SECONDS, Math.floor(deps.clock.now() / 1000));
+  const base = {
+    id: row.id,
+    name: row.name,
+    extension: row.extension,
+    contentType: row.content_type,
+    size: row.size,
+    sha256: row.sha256,
+    url: `/app/${module}/${action}?${query}`,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+  };
+  return row.kind === 'image' ? { ...base, width: row.width ?? 0, height: row.height ?? 0 } : base;
+}
+
+export interface UploadInput {
+  kind: FileKind;
+  body: ReadableStream<Uint8Array> | null;
+  contentType: string | undefined;
+  contentLength: string | undefined;
+  userId: number;
+  /** Filled in as facts become known (name, declared type, size), for the op log — failures too. */
+  meta: Record<string, unknown>;
+}
+
+const unsupported = (msg: string) => new AppError('UNSUPPORTED_MEDIA_TYPE', msg);
+const notAnImage = () => unsupported('file: only PNG, JPEG, GIF and WebP images are accepted');
+
+/**
+ * Streams one upload into the blob store and records it. Limits hold on the stream (413 whether
+ * or not Content-Length was sent); images are accepted by magic bytes only (415 otherwise, also for
+ * pixel floods and truncated files). The blob is written before the rows, so a crash leaves at
+ * worst an orphan blob for the sweep; a refused upload leaves nothing.
+ */
+export async function uploadFile(deps: Deps, input: UploadInput) {
+  const store = blobStore(deps);
+  const { kind, meta } = input;
+  const limit = kind === 'image' ? deps.config.MAX_IMAGE_BYTES : deps.config.MAX_UPLOAD_BYTES;
+  const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `file: must be at most ${mib(limit)}`);
+  const declaredLength = Number(input.contentLength ?? NaN);
+  if (Number.isFinite(declaredLength) && declaredLength > limit + FRAMING_ALLOWANCE) throw tooLarge();
+  if (!input.body || !/^multipart\/form-data\s*;/i.test(input.contentType ?? '')) {
+    throw badRequest('body: must be multipart/form-data with a file part named "file"');
+  }
+
+  const part = await openFilePart(input.body, input.contentType!, { field: 'file', maxBodyBytes: limit + FRAMING_ALLOWANCE, tooLarge });
+  const name = sanitizeFileName(part.fileName);
+  meta.name = name;
+  meta.declaredType = part.contentType;
+  const inspector = inspectStream({
+    maxBytes: limit,
+    tooLarge,
+    headBytes: kind === 'image' ? IMAGE_HEAD_BYTES : 0,
+    tailBytes: kind === 'image' ? 64 : 0,
+    // Refuse non-images at the first bytes instead of after storing megabytes of HTML.
+    checkAfter: 16,
+    checkHead:
+      kind === 'image'
+        ? (head: Uint8Array) => {
+            if (!sniffImage(head)) throw notAnImage();
+          }
+        : undefined,
+  });
+
+  let staged;
+  try {
+    staged = await store.stage(part.body.pipeThrough(inspector.transform));
+  } catch (e) {
+    throw inspector.error() ?? e;
+  }
+  try {
+    const facts = inspector.result();
+    meta.size = facts.size;
+    let contentType = normalizeContentType(part.contentType);
+    let dims: { width: number; height: number } | null = null;
+    if (kind === 'image') {
+      const sniffed = sniffImage(facts.head);
+      if (!sniffed) throw notAnImage();
+      contentType = sniffed.contentType;
+      dims = imageDimensions(facts.head, sniffed.kind);
+      if (!dims) throw unsupported(`file: the ${sniffed.kind.toUpperCase()} header is corrupt or unreadable`);
+      if (!checkPixelFlood(dims.width, dims.height)) {
+        throw unsupported(`file: image dimensions ${dims.width}x${dims.height} exceed the allowed size`);
+      }
+      if (!imageLooksComplete(sniffed.kind, facts.head, facts.tail, facts.size)) {
+        throw unsupported(`file: the ${sniffed.kind.toUpperCase()} image is truncated`);
+      }
+      meta.width = dims.width;
+      meta.height = dims.height;
+    }
+    meta.contentType = contentType;
+    meta.sha256 = facts.sha256;
+
+    const { db } = deps;
+    const now = isoNow(deps.clock);
+    const row = await withBlobLock(store, facts.sha256, async () => {
+      await staged.commit(facts.sha256);
+      const [, inserted] = await deps.atomic([
+        db
+          .insertInto('blobs')
+          .values({ sha256: facts.sha256, size: facts.size, ref_count: 1, created_at: now })
+          .onConflict((oc) => oc.column('sha256').doUpdateSet({ ref_count: sql`ref_count + 1` }))
+          .compile(),
+        db
+          .insertInto('files')
+          .values({
+            kind,
+            name,
+            extension: fileExtension(name),
+            content_type: contentType,
+            size: facts.size,
+            sha256: facts.sha256,
+            width: dims?.width ?? null,
+            height: dims?.height ?? null,
+            created_by: input.userId,
+            created_at: now,
+          })
+          .returningAll()
+          .compile(),
+      ]);
+      return inserted!.rows[0] as FileRow;
+    });
+    meta.id = row.id;
+    return toRecord(deps, row);
+  } finally {
+    await staged.discard();
+  }
+}
+
+async function findRow(deps: Deps, kind: FileKind, id: number): Promise<FileRow> {
+  const row = await deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind).executeTakeFirst();
+  if (!row) throw notFound(kind === 'image' ? 'Image not found' : 'File not found');
+  return row;
+}
+
+export async function fileDetail(deps: Deps, kind: FileKind, id: number) {
+  return toRecord(deps, await findRow(deps, kind, id));
+}
+
+/** The record a download or preview serves (404 for an unknown id or one of the other kind). */
+export const downloadRow = findRow;
+
+export async function pageFiles(deps: Deps, kind: FileKind, req: FilePageInput) {
+  const p = req.params;
+  let filtered = deps.db.selectFrom('files').where('kind', '=', kind);
+  filtered = whereContains(filtered, 'name', p.name);
+  filtered = whereContains(filtered, 'content_type', p.contentType);
+  if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
+  filtered = whereCreatedBetween(filtered, 'created_at', p);
+  const page = await runPage(req, {
+    maxPageSize: deps.config.PAGE_SIZE_MAX,
+    filtered,
+    select: (qb) => qb.selectAll(),
+    sortColumns: FILE_SORT_COLUMNS,
+    defaultSort: 'createdAt',
+    idColumn: 'id',
+    map: (row) => row as FileRow,
+  });
+  return { ...page, records: await Promise.all(page.records.map((row) => toRecord(deps, row))) };
+}
+
+/**
+ * Deletes records of one kind (unknown ids are ignored). In one batch: the rows go, each affected
+ * blob's count is recomputed from the remaining rows (so concurrent deletes cannot double-count),
+ * and blobs left at zero lose their row; their bytes are removed afterwards.
+ */
+export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
+  const { db } = deps;
+  const rows = await db.selectFrom('files').select(['id', 'sha256']).where('kind', '=', kind).where('id', 'in', ids).execute();
+  if (!rows.length) return { deleted: 0 };
+  const shas = [...new Set(rows.map((r) => r.sha256))];
+  const results = await deps.atomic([
+    db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', rows.map((r) => r.id)).compile(),
+    db
+      .updateTable('blobs')
+      .set({ ref_count: sql`(SELECT count(*) FROM files WHERE files.sha256 = blobs.sha256)` })
+      .where('sha256', 'in', shas)
+      .compile(),
+    db.deleteFrom('blobs').where('sha256', 'in', shas).where('ref_count', '=', 0).returning('sha256').compile(),
+  ]);
+  const gone = (results[2]?.rows ?? []) as { sha256: string }[];
+  if (deps.blobs) for (const { sha256 } of gone) await deleteBlobIfUnreferenced(deps, deps.blobs, sha256);
+  return { deleted: Number(results[0]?.numAffectedRows ?? 0n) };
+}

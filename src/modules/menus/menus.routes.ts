@@ -1,0 +1,89 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, okBody } from '../../core/envelope';
+import { idQuerySchema } from '../../core/pagination';
+import { guarded } from '../../http/guard';
+import { createRouter, errorResponse, jsonBody } from '../../http/router';
+import { MenuAddRequest, MenuDeleteRequest, MenuEditRequest, MenuNodeSchema, MenuSchema } from './menus.schemas';
+import { addMenu, deleteMenus, editMenu, menuDetail, menuTree } from './menus.service';
+
+const tags = ['Menus'];
+const ok = <T extends z.ZodType>(description: string, schema: T) => ({
+  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
+});
+const notFound = { 404: errorResponse('No such menu') };
+const stale = { 409: errorResponse('Stale version: the menu changed since it was read') };
+
+const treeRoute = guarded(
+  'sys:menu:tree',
+  createRoute({
+    method: 'get',
+    path: '/app/sysMenu/tree',
+    tags,
+    summary: 'All menus (every type and status) as a tree ordered by sort, id',
+    responses: ok('The menu forest', z.array(MenuNodeSchema)),
+  }),
+);
+
+const detailRoute = guarded(
+  'sys:menu:detail',
+  createRoute({
+    method: 'get',
+    path: '/app/sysMenu/detail',
+    tags,
+    summary: 'One menu',
+    request: { query: idQuerySchema },
+    responses: { ...ok('The menu', MenuSchema), ...notFound },
+  }),
+);
+
+const addRoute = guarded(
+  'sys:menu:add',
+  createRoute({
+    method: 'post',
+    path: '/app/sysMenu/add',
+    tags,
+    summary: 'Create a directory, menu or button',
+    description: 'A button must carry a permission code. The parent must be 0 (root) or an existing non-button menu.',
+    request: { body: jsonBody(MenuAddRequest) },
+    responses: { ...ok('The created menu', MenuSchema), ...stale },
+  }),
+  { oplog: true },
+);
+
+const editRoute = guarded(
+  'sys:menu:edit',
+  createRoute({
+    method: 'post',
+    path: '/app/sysMenu/edit',
+    tags,
+    summary: 'Change a menu (omitted fields stay); send back the version you read',
+    description: 'A menu cannot be moved under itself or its descendants, nor under a button; a menu with children cannot become a button.',
+    request: { body: jsonBody(MenuEditRequest) },
+    responses: { ...ok('The updated menu', MenuSchema), ...notFound, ...stale },
+  }),
+  { oplog: true },
+);
+
+const deleteRoute = guarded(
+  'sys:menu:delete',
+  createRoute({
+    method: 'post',
+    path: '/app/sysMenu/delete',
+    tags,
+    summary: 'Delete menus and their role grants (all or nothing)',
+    description: 'Refused with 400 while a menu has children that are not deleted in the same request; 404 if an id does not exist.',
+    request: { body: jsonBody(MenuDeleteRequest) },
+    responses: { ...ok('Deleted', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
+export const menuRoutes = createRouter()
+  .openapi(treeRoute, async (c) => c.json(okBody(await menuTree(c.var.deps), c.var.traceId), 200))
+  .openapi(detailRoute, async (c) => c.json(okBody(await menuDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
+  .openapi(addRoute, async (c) => c.json(okBody(await addMenu(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(editRoute, async (c) => c.json(okBody(await editMenu(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(deleteRoute, async (c) => {
+    await deleteMenus(c.var.deps, c.req.valid('json').ids);
+    return c.json(okBody(null, c.var.traceId), 200);
+  });

@@ -1,0 +1,93 @@
+import { z } from '@hono/zod-openapi';
+import { idSchema, idsSchema } from '../../core/pagination';
+import { PERMISSION_FORMAT } from '../../core/permissions';
+
+export const MENU_TYPES = ['directory', 'menu', 'button'] as const;
+
+export const MenuSchema = z
+  .object({
+    id: z.number().int(),
+    parentId: z.number().int().openapi({ description: '0 for a root item' }),
+    title: z.string(),
+    type: z.enum(MENU_TYPES),
+    path: z.string().nullable(),
+    component: z.string().nullable(),
+    icon: z.string().nullable(),
+    permission: z.string().nullable().openapi({ description: 'module:resource:action, e.g. sys:user:add' }),
+    sort: z.number().int(),
+    hidden: z.boolean(),
+    status: z.enum(['enabled', 'disabled']),
+    version: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('Menu');
+
+export type Menu = z.infer<typeof MenuSchema>;
+export type MenuNode = Menu & { children: MenuNode[] };
+
+export const MenuNodeSchema = MenuSchema.extend({
+  get children(): z.ZodArray<typeof MenuNodeSchema> {
+    return z.array(MenuNodeSchema);
+  },
+}).openapi('MenuNode');
+
+/** Optional free text: trimmed, an empty string clears the field. */
+const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`).nullable();
+
+/** The fields add takes; edit takes any of them. Defaults are applied by the service, not here. */
+const menuFields = {
+  parentId: z
+    .number({ message: 'must be a number' })
+    .int('must be an integer')
+    .min(0, 'must be 0 (root) or a menu id')
+    .max(Number.MAX_SAFE_INTEGER, 'is too large')
+    .openapi({ description: '0 for a root item; the parent must exist and must not be a button' }),
+  title: z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+  type: z.enum(MENU_TYPES, { message: 'must be directory, menu or button' }),
+  path: text(256),
+  component: text(256),
+  icon: text(64),
+  permission: text(128)
+    .refine((v) => v === null || v === '' || PERMISSION_FORMAT.test(v), 'must look like module:resource:action (e.g. sys:user:add)')
+    .openapi({ description: 'module:resource:action; required for a button' }),
+  sort: z.number({ message: 'must be a number' }).int('must be an integer').min(-1_000_000).max(1_000_000),
+  hidden: z.boolean({ message: 'must be true or false' }),
+  status: z.enum(['enabled', 'disabled'], { message: 'must be enabled or disabled' }),
+};
+
+export const MenuAddRequest = z
+  .strictObject({
+    ...menuFields,
+    parentId: menuFields.parentId.optional(),
+    path: menuFields.path.optional(),
+    component: menuFields.component.optional(),
+    icon: menuFields.icon.optional(),
+    permission: menuFields.permission.optional(),
+    sort: menuFields.sort.optional(),
+    hidden: menuFields.hidden.optional(),
+    status: menuFields.status.optional(),
+  })
+  .openapi('MenuAddRequest');
+
+export const MenuEditRequest = z
+  .strictObject({
+    id: idSchema,
+    version: z.number({ message: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1'),
+    parentId: menuFields.parentId.optional(),
+    title: menuFields.title.optional(),
+    type: menuFields.type.optional(),
+    path: menuFields.path.optional(),
+    component: menuFields.component.optional(),
+    icon: menuFields.icon.optional(),
+    permission: menuFields.permission.optional(),
+    sort: menuFields.sort.optional(),
+    hidden: menuFields.hidden.optional(),
+    status: menuFields.status.optional(),
+  })
+  .openapi('MenuEditRequest');
+
+export const MenuDeleteRequest = z.strictObject({ ids: idsSchema }).openapi('MenuDeleteRequest');
+
+export type MenuAddInput = z.infer<typeof MenuAddRequest>;
+export type MenuEditInput = z.infer<typeof MenuEditRequest>;

@@ -1,0 +1,212 @@
+import { sql, type Selectable } from 'kysely';
+import type { Deps } from '../../deps';
+import type { MenusTable } from '../../db/schema';
+import { badRequest, conflict, notFound } from '../../core/errors';
+import { isoNow } from '../../core/time';
+import { buildTree } from '../../core/tree';
+import type { Menu, MenuAddInput, MenuEditInput, MenuNode } from './menus.schemas';
+
+type MenuRow = Selectable<MenusTable>;
+
+const COLUMNS = [
+  'id', 'parent_id', 'title', 'type', 'path', 'component', 'icon', 'permission',
+  'sort', 'hidden', 'status', 'version', 'created_at', 'updated_at',
+] as const;
+
+function toMenu(r: MenuRow): Menu {
+  return {
+    id: r.id,
+    parentId: r.parent_id,
+    title: r.title,
+    type: r.type,
+    path: r.path,
+    component: r.component,
+    icon: r.icon,
+    permission: r.permission,
+    sort: r.sort,
+    hidden: r.hidden === 1,
+    status: r.status,
+    version: r.version,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** The editable part of a menu, after defaults and `''` → null. */
+interface MenuValues {
+  parentId: number;
+  title: string;
+  type: Menu['type'];
+  path: string | null;
+  component: string | null;
+  icon: string | null;
+  permission: string | null;
+  sort: number;
+  hidden: boolean;
+  status: Menu['status'];
+}
+
+const orNull = (v: string | null | undefined) => (v === undefined || v === null || v === '' ? null : v);
+
+// Guards, written as SQL so they hold inside the write itself (D1 has no interactive transactions,
+// and two concurrent moves must not build a cycle together).
+
+/** The parent is the root or an existing non-button menu. */
+const parentOk = (parentId: number) =>
+  sql<boolean>`(${parentId} = 0 OR EXISTS (SELECT 1 FROM menus p WHERE p.id = ${parentId} AND p.type <> 'button'))`;
+
+/** `id` is not `parentId` nor one of its ancestors, so hanging `id` under `parentId` makes no cycle. */
+const notAncestor = (id: number, parentId: number) =>
+  sql<boolean>`NOT EXISTS (WITH RECURSIVE anc(mid) AS (SELECT ${parentId} UNION SELECT m.parent_id FROM menus m JOIN anc ON m.id = anc.mid WHERE m.parent_id <> 0) SELECT 1 FROM anc WHERE anc.mid = ${id})`;
+
+const noChildren = (id: number) => sql<boolean>`NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id = ${id})`;
+
+async function loadRow(deps: Deps, id: number) {
+  return deps.db.selectFrom('menus').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+export async function menuTree(deps: Deps): Promise<MenuNode[]> {
+  const rows = await deps.db.selectFrom('menus').select(COLUMNS).orderBy('sort').orderBy('id').execute();
+  return buildTree(rows.map(toMenu)) as MenuNode[];
+}
+
+export async function menuDetail(deps: Deps, id: number): Promise<Menu> {
+  const row = await loadRow(deps, id);
+  if (!row) throw notFound(`Menu ${id} not found`);
+  return toMenu(row);
+}
+
+/** Rules on the record as it would be stored; each failure names its field. */
+async function assertValid(deps: Deps, v: MenuValues, self?: { id: number; type: Menu['type']; parentId: number }) {
+  if (v.type === 'button' && !v.permission) throw badRequest('permission: is required for a button (buttons exist to carry a code)');
+  if (self && v.type === 'button' && self.type !== 'button') {
+    const child = await deps.db.selectFrom('menus').select('id').where('parent_id', '=', self.id).executeTakeFirst();
+    if (child) throw badRequest('type: a menu with children cannot become a button');
+  }
+  if (v.parentId === 0) return;
+  if (self && v.parentId === self.id) throw badRequest('parentId: a menu cannot be its own parent');
+  const parent = await deps.db.selectFrom('menus').select(['id', 'type']).where('id', '=', v.parentId).executeTakeFirst();
+  if (!parent) throw badRequest(`parentId: menu ${v.parentId} does not exist`);
+  if (parent.type === 'button') throw badRequest('parentId: a button cannot have children');
+  if (self && self.parentId !== v.parentId) {
+    const { rows } = await sql<{ one: number }>`SELECT 1 AS one WHERE NOT ${notAncestor(self.id, v.parentId)}`.execute(deps.db);
+    if (rows.length) throw badRequest('parentId: a menu cannot be moved under itself or one of its descendants');
+  }
+}
+
+export async function addMenu(deps: Deps, input: MenuAddInput): Promise<Menu> {
+  const v: MenuValues = {
+    parentId: input.parentId ?? 0,
+    title: input.title,
+    type: input.type,
+    path: orNull(input.path),
+    component: orNull(input.component),
+    icon: orNull(input.icon),
+    permission: orNull(input.permission),
+    sort: input.sort ?? 0,
+    hidden: input.hidden ?? false,
+    status: input.status ?? 'enabled',
+  };
+  await assertValid(deps, v);
+  const now = isoNow(deps.clock);
+  // INSERT … SELECT … WHERE: the parent check is part of the write, so a parent deleted or turned
+  // into a button meanwhile cannot end up with an orphan or a child.
+  const { rows } = await sql<{ id: number }>`INSERT INTO menus
+      (parent_id, title, type, path, component, icon, permission, sort, hidden, status, version, created_at, updated_at)
+    SELECT ${v.parentId}, ${v.title}, ${v.type}, ${v.path}, ${v.component}, ${v.icon}, ${v.permission},
+      ${v.sort}, ${v.hidden ? 1 : 0}, ${v.status}, 1, ${now}, ${now}
+    WHERE ${parentOk(v.parentId)}
+    RETURNING id`.execute(deps.db);
+  const id = rows[0]?.id;
+  if (id === undefined) {
+    await assertValid(deps, v);
+    throw conflict('parentId: the parent menu changed meanwhile; reload and try again');
+  }
+  return menuDetail(deps, id);
+}
+
+export async function editMenu(deps: Deps, input: MenuEditInput): Promise<Menu> {
+  const cur = await loadRow(deps, input.id);
+  if (!cur) throw notFound(`Menu ${input.id} not found`);
+  const stale = () => conflict('version: the menu was changed by someone else; reload and try again');
+  if (cur.version !== input.version) throw stale();
+  const old = toMenu(cur);
+  const v: MenuValues = {
+    parentId: input.parentId ?? old.parentId,
+    title: input.title ?? old.title,
+    type: input.type ?? old.type,
+    path: input.path === undefined ? old.path : orNull(input.path),
+    component: input.component === undefined ? old.component : orNull(input.component),
+    icon: input.icon === undefined ? old.icon : orNull(input.icon),
+    permission: input.permission === undefined ? old.permission : orNull(input.permission),
+    sort: input.sort ?? old.sort,
+    hidden: input.hidden ?? old.hidden,
+    status: input.status ?? old.status,
+  };
+  const self = { id: old.id, type: old.type, parentId: old.parentId };
+  await assertValid(deps, v, self);
+  const result = await deps.db
+    .updateTable('menus')
+    .set((eb) => ({
+      parent_id: v.parentId,
+      title: v.title,
+      type: v.type,
+      path: v.path,
+      component: v.component,
+      icon: v.icon,
+      permission: v.permission,
+      sort: v.sort,
+      hidden: v.hidden ? 1 : 0,
+      status: v.status,
+      version: eb('version', '+', 1),
+      updated_at: isoNow(deps.clock),
+    }))
+    .where('id', '=', input.id)
+    .where('version', '=', input.version)
+    .where(parentOk(v.parentId))
+    .where(notAncestor(input.id, v.parentId))
+    .$if(v.type === 'button', (qb) => qb.where(noChildren(input.id)))
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) {
+    // Lost a race: say why, as the checks above would have.
+    const now = await loadRow(deps, input.id);
+    if (!now) throw notFound(`Menu ${input.id} not found`);
+    if (now.version !== input.version) throw stale();
+    await assertValid(deps, v, { ...self, parentId: -1 });
+    throw stale();
+  }
+  return menuDetail(deps, input.id);
+}
+
+/**
+ * Deletes menus and their grants in one atomic write. All ids must exist (404 otherwise), and a
+ * menu whose children are not deleted with it is refused (400), so no orphan ever appears.
+ */
+export async function deleteMenus(deps: Deps, ids: number[]): Promise<void> {
+  const { db } = deps;
+  const diagnose = async () => {
+    const found = new Set((await db.selectFrom('menus').select('id').where('id', 'in', ids).execute()).map((r) => r.id));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing !== undefined) throw notFound(`Menu ${missing} not found`);
+    const child = await db
+      .selectFrom('menus')
+      .select(['id', 'parent_id'])
+      .where('parent_id', 'in', ids)
+      .where('id', 'not in', ids)
+      .orderBy('id')
+      .executeTakeFirst();
+    if (child) throw badRequest(`ids: menu ${child.parent_id} has children (e.g. menu ${child.id}); delete or move them first`);
+  };
+  await diagnose();
+  const list = sql.join(ids);
+  const guard = sql<boolean>`((SELECT count(*) FROM menus WHERE id IN (${list})) = ${ids.length}
+    AND NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id IN (${list}) AND c.id NOT IN (${list})))`;
+  const results = await deps.atomic([
+    db.deleteFrom('role_menu').where('menu_id', 'in', ids).where(guard).compile(),
+    db.deleteFrom('menus').where('id', 'in', ids).where(guard).compile(),
+  ]);
+  if (Number(results[1]?.numAffectedRows ?? 0) !== ids.length) {
+    await diagnose();
+    throw conflict('ids: the menus changed meanwhile; reload and try again');
+  }
+}

@@ -1,0 +1,69 @@
+import { createRoute } from '@hono/zod-openapi';
+import { envelope, okBody } from '../../core/envelope';
+import { idQuerySchema } from '../../core/pagination';
+import { guarded } from '../../http/guard';
+import { createRouter, errorResponse, jsonBody } from '../../http/router';
+import { DeletedCount } from '../login-logs/login-logs.schemas';
+import { OpLogDeleteRequest, OpLogDetailSchema, OpLogPage, OpLogPageRequest } from './op-logs.schemas';
+import { clearOpLogs, deleteOpLogs, opLogDetail, opLogPage } from './op-logs.service';
+
+const tags = ['Operation log'];
+const deleted = { 200: { description: 'Rows deleted', content: { 'application/json': { schema: envelope(DeletedCount) } } } };
+
+const pageRoute = guarded(
+  'sys:opLog:page',
+  createRoute({
+    method: 'post',
+    path: '/app/sysOpLog/page',
+    tags,
+    summary: 'Recorded write operations, newest first by default (params only in detail)',
+    request: { body: jsonBody(OpLogPageRequest) },
+    responses: { 200: { description: 'A page of operations', content: { 'application/json': { schema: envelope(OpLogPage) } } } },
+  }),
+);
+
+const detailRoute = guarded(
+  'sys:opLog:detail',
+  createRoute({
+    method: 'get',
+    path: '/app/sysOpLog/detail',
+    tags,
+    summary: 'One recorded operation with its (redacted) params',
+    request: { query: idQuerySchema },
+    responses: {
+      200: { description: 'The operation', content: { 'application/json': { schema: envelope(OpLogDetailSchema) } } },
+      404: errorResponse('No such row'),
+    },
+  }),
+);
+
+const deleteRoute = guarded(
+  'sys:opLog:delete',
+  createRoute({
+    method: 'post',
+    path: '/app/sysOpLog/delete',
+    tags,
+    summary: 'Delete operation-log rows (ids that do not exist are skipped)',
+    request: { body: jsonBody(OpLogDeleteRequest) },
+    responses: deleted,
+  }),
+  { oplog: true },
+);
+
+const clearRoute = guarded(
+  'sys:opLog:clear',
+  createRoute({
+    method: 'post',
+    path: '/app/sysOpLog/clear',
+    tags,
+    summary: 'Delete every operation-log row; the clear itself is then recorded as the one remaining row',
+    responses: deleted,
+  }),
+  { oplog: true },
+);
+
+export const opLogRoutes = createRouter()
+  .openapi(pageRoute, async (c) => c.json(okBody(await opLogPage(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(detailRoute, async (c) => c.json(okBody(await opLogDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
+  .openapi(deleteRoute, async (c) => c.json(okBody({ deleted: await deleteOpLogs(c.var.deps, c.req.valid('json').ids) }, c.var.traceId), 200))
+  .openapi(clearRoute, async (c) => c.json(okBody({ deleted: await clearOpLogs(c.var.deps) }, c.var.traceId), 200));
