@@ -134,6 +134,7 @@ export type ImageRecord = Assert<
 >;
 
 // --- run time: the typed client against a real app -----------------------------------------
+const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 const t = await makeTestApp();
 let token: string | null = null;
 const client = createClient('http://api.test', () => token, ((input: RequestInfo | URL, init?: RequestInit) =>
@@ -169,6 +170,15 @@ describe('typed client (hc<AppType>)', () => {
     const users = (await page.json()).data;
     expect(users.records.map((u) => u.loginName)).toContain('admin');
     expect(users.current).toBe(1);
+
+    // Uploads are multipart: the body goes in through `init`.
+    const form = new FormData();
+    form.append('file', new File([Buffer.from(PNG_1X1, 'base64')], 'dot.png', { type: 'image/png' }));
+    const up = await client.app.sysImage.upload.$post(undefined, { init: { body: form } });
+    if (!up.ok) throw new Error(`upload failed: ${up.status} ${(await up.json()).msg}`);
+    const image = (await up.json()).data;
+    expect(image.url).toStartWith('/app/sysImage/preview?');
+    expect('width' in image && image.width).toBe(1);
 
     const out = await client.auth.logout.$post();
     expect(out.status).toBe(200);

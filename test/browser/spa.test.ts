@@ -85,6 +85,7 @@ describe.skipIf(!hasChromium)('example SPA in Chromium', () => {
     expect(body.msg).toBeTruthy();
     await page.waitForSelector('#login-error', { state: 'visible' });
     expect(await page.textContent('#login-error')).toBe(body.msg);
+    await page.screenshot({ path: outputPath('spa-login-error.png') });
     // The attempt consumed the code; the page asked for another one.
     await page.waitForFunction((old) => (document.getElementById('captcha-img') as HTMLImageElement).src !== old, firstImage);
     expect(await page.getAttribute('body', 'data-view')).toBe('login');
@@ -186,6 +187,7 @@ describe.skipIf(!hasChromium)('example SPA in Chromium', () => {
     expect(await page.evaluate(probe, noCaptcha.url)).toBe('TypeError');
     // The SPA itself is stuck too: its captcha request never gets through.
     await page.waitForSelector('#login-error', { state: 'visible' });
+    expect(await page.textContent('#login-error')).toBe('Failed to fetch');
     await page.close();
   });
 });
