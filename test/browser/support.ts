@@ -62,6 +62,17 @@ export interface RunningApi {
 
 /** Starts `bun src/entry/bun.ts` with a temporary database and files folder. */
 export async function startApi(env: Record<string, string>): Promise<RunningApi> {
+  // The free port is only free when probed; on the rare lost race, try another one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startApiOnce(env);
+    } catch (e) {
+      if (attempt === 3) throw e;
+    }
+  }
+}
+
+async function startApiOnce(env: Record<string, string>): Promise<RunningApi> {
   const dir = mkdtempSync(join(tmpdir(), 'edge-admin-api-'));
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -87,12 +98,15 @@ export async function startApi(env: Record<string, string>): Promise<RunningApi>
   for (;;) {
     if (proc.exitCode !== null) {
       const err = await new Response(proc.stderr).text();
+      rmSync(dir, { recursive: true, force: true });
       throw new Error(`API exited with ${proc.exitCode}: ${err}`);
     }
     const up = await fetch(`${url}/health`).then((r) => r.ok, () => false);
     if (up) break;
     if (Date.now() > deadline) {
       proc.kill();
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
       throw new Error('API did not answer /health within 15 s');
     }
     await Bun.sleep(50);
