@@ -5,6 +5,11 @@ import { authenticate, enforcePermission, signedOr } from './auth';
 import { recordOperation } from './op-log';
 import { commonErrors } from './router';
 
+/** The route as guarded returns it: the shared error answers merged under the route's own. */
+export type Guarded<R extends RouteConfig> = Omit<R, 'responses'> & {
+  responses: Omit<typeof commonErrors, keyof R['responses']> & R['responses'];
+};
+
 export interface GuardOptions {
   /** Write operations record an op_log row (failures too). */
   oplog?: boolean;
@@ -16,11 +21,16 @@ export interface GuardOptions {
  * Declares a route's permission next to it: adds the bearer security scheme and `x-permission`
  * to the OpenAPI operation, and the chain authenticate → (op-log) → permission check.
  * `code` null means any logged-in user (sysLoginUser, logout).
+ * The added error answers are in the return type too, so `hc<AppType>` callers see 401/403.
  */
-export function guarded<R extends RouteConfig>(code: PermissionCode | null, route: R, opts: GuardOptions = {}): R {
+export function guarded<R extends RouteConfig>(
+  code: PermissionCode | null,
+  route: R,
+  opts: GuardOptions = {},
+): Guarded<R> {
   const auth = opts.signedLink && code ? signedOr(code, opts.signedLink) : authenticate(code);
   const middleware = [auth, ...(opts.oplog ? [recordOperation] : []), enforcePermission];
-  return {
+  const out: RouteConfig = {
     ...route,
     security: opts.signedLink ? [{ bearerAuth: [] }, { signedLink: [] }] : [{ bearerAuth: [] }],
     'x-permission': code ?? 'authenticated',
@@ -30,4 +40,5 @@ export function guarded<R extends RouteConfig>(code: PermissionCode | null, rout
     responses: { ...commonErrors, ...route.responses },
     middleware,
   };
+  return out as Guarded<R>;
 }

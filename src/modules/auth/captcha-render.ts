@@ -135,6 +135,37 @@ function orient(poly: number[]): number[] {
 const between = (rng: Rng, lo: number, hi: number) => lo + (hi - lo) * rng();
 const fmt = (v: number) => String(Math.round(v * 10) / 10);
 
+// Colours are chosen by relative luminance (what contrast is made of), not by HSL lightness: at one
+// lightness a green is several times brighter than a blue, so lightness ranges alone let some
+// glyphs come out lighter than some noise. These ranges keep every glyph at least ~2.5:1 darker
+// than any noise and ~7:1 against the background (WCAG AA asks 4.5:1 for text).
+const GLYPH_LUMINANCE: [number, number] = [0.015, 0.055];
+const NOISE_LUMINANCE: [number, number] = [0.22, 0.42];
+
+/** WCAG relative luminance of an HSL colour (s, l in percent). */
+function hslLuminance(h: number, s: number, l: number): number {
+  const sat = s / 100, light = l / 100;
+  const a = sat * Math.min(light, 1 - light);
+  const channel = (n: number) => {
+    const k = (n + h / 30) % 12;
+    const c = light - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * channel(0) + 0.7152 * channel(8) + 0.0722 * channel(4);
+}
+
+/** `hsl()` of the given hue and saturation at the lightness that reaches luminance `y`. */
+function colourWithLuminance(h: number, s: number, y: number): string {
+  // Luminance grows with lightness for a fixed hue and saturation, so bisection finds it.
+  let lo = 0, hi = 100;
+  for (let k = 0; k < 20; k++) {
+    const mid = (lo + hi) / 2;
+    if (hslLuminance(h, s, mid) < y) lo = mid;
+    else hi = mid;
+  }
+  return `hsl(${h},${s}%,${fmt((lo + hi) / 2)}%)`;
+}
+
 export function randomCaptchaText(rng: Rng, minLen = 4, maxLen = 5): string {
   if (!Number.isInteger(minLen) || !Number.isInteger(maxLen) || minLen < 1 || maxLen < minLen) {
     throw new RangeError(`captcha: invalid length range ${minLen}..${maxLen}`);
@@ -231,7 +262,7 @@ function glyphPath(g: PreparedGlyph, slotX: number, l: Layout, rng: Rng): string
     }
     d_ += "Z";
   }
-  const fill = `hsl(${Math.floor(rng() * 360)},${Math.round(between(rng, 40, 70))}%,${Math.round(between(rng, 16, 28))}%)`;
+  const fill = colourWithLuminance(Math.floor(rng() * 360), Math.round(between(rng, 40, 70)), between(rng, ...GLYPH_LUMINANCE));
   return `<path class="g" d="${d_}" fill="${fill}"/>`;
 }
 
@@ -244,7 +275,7 @@ function noiseCurve(l: Layout, rng: Rng, thin: boolean): string {
     `C${fmt(between(rng, w * 0.1, w * 0.5))} ${fmt(between(rng, -h * 0.3, h * 1.3))} ` +
     `${fmt(between(rng, w * 0.5, w * 0.9))} ${fmt(between(rng, -h * 0.3, h * 1.3))} ` +
     `${fmt(between(rng, w * 0.75, w))} ${y()}`;
-  const stroke = `hsl(${Math.floor(rng() * 360)},${Math.round(between(rng, 25, 45))}%,${Math.round(between(rng, 52, 68))}%)`;
+  const stroke = colourWithLuminance(Math.floor(rng() * 360), Math.round(between(rng, 25, 45)), between(rng, ...NOISE_LUMINANCE));
   const sw = thin ? between(rng, 0.6, 0.9) : between(rng, 0.9, 1.4);
   return `<path class="n" d="${d}" fill="none" stroke="${stroke}" stroke-width="${fmt(sw)}" stroke-linecap="round"/>`;
 }
@@ -255,7 +286,7 @@ function noiseDots(l: Layout, rng: Rng): string {
   for (let i = 0; i < count; i++) {
     d += `M${fmt(between(rng, 1, l.width - 1))} ${fmt(between(rng, 1, l.height - 1))}h0.1`;
   }
-  const stroke = `hsl(${Math.floor(rng() * 360)},30%,${Math.round(between(rng, 55, 70))}%)`;
+  const stroke = colourWithLuminance(Math.floor(rng() * 360), 30, between(rng, NOISE_LUMINANCE[0] + 0.03, NOISE_LUMINANCE[1]));
   return `<path class="n" d="${d}" fill="none" stroke="${stroke}" stroke-width="1.6" stroke-linecap="round"/>`;
 }
 

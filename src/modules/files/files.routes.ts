@@ -53,7 +53,8 @@ const SPEC = {
 function makeRoutes<K extends FileKind>(kind: K) {
   const { module, action } = KIND[kind];
   const s = SPEC[kind];
-  const base = `/app/${module}`;
+  // `as const` keeps the literal paths in the route types, so hc<AppType> gets .sysFile/.sysImage.
+  const base = `/app/${module}` as const;
   const tags = [s.tag];
   const code = <A extends string>(a: A) => `sys:${kind}:${a}` as const;
 
