@@ -1,5 +1,5 @@
 // `npm run deploy`: the real Cloudflare deployment, never by accident.
-// Without --confirm it only prints the steps (docs/deploy-cloudflare.md explains them).
+// Without --confirm it only prints the steps (README "Deploy to Cloudflare" explains them).
 // With --confirm it checks the prerequisites first and stops at the first one missing:
 // a real database_id in wrangler.toml, a logged-in wrangler, the JWT_SECRET secret; then it
 // applies the migrations to the remote D1 database and runs `wrangler deploy --minify`.
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 const ROOT = join(import.meta.dir, '..');
 const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
 
-const STEPS = `Deploying edge-admin to Cloudflare Workers (details: docs/deploy-cloudflare.md)
+const STEPS = `Deploying edge-admin to Cloudflare Workers (details: README, "Deploy to Cloudflare")
 
   1. npx wrangler login
   2. npx wrangler d1 create edge-admin            → put the printed database_id into wrangler.toml
