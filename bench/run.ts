@@ -49,8 +49,8 @@ async function load(name: string, url: string, pid: number, headers: string[] = 
   });
   clearInterval(sampler);
   const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1]);
-  const p50 = toMs(out.match(/50%\s+(\S+)/)?.[1] ?? '');
-  const p99 = toMs(out.match(/99%\s+(\S+)/)?.[1] ?? '');
+  const p50 = toMs(out.match(/^\s*50%\s+(\S+)/m)?.[1] ?? '');
+  const p99 = toMs(out.match(/^\s*99%\s+(\S+)/m)?.[1] ?? '');
   const non2xx = Number(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0);
   if (non2xx > 0) throw new Error(`${name}: ${non2xx} non-2xx responses\n${out}`);
   return { name, rps, p50, p99, peakRssMiB: Math.round(peak / 1024) };

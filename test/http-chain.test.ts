@@ -188,3 +188,26 @@ describe('docs', () => {
     expect((await off.app.request('/docs')).status).toBe(404);
   });
 });
+
+describe('headers on every answer', () => {
+  test('a 413 from the body limit carries the trace id, security and CORS headers', async () => {
+    const res = await t.app.request('/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://spa.example' },
+      body: JSON.stringify({ loginName: 'admin', password: 'x'.repeat(2 * 1024 * 1024) }),
+    });
+    expect(res.status).toBe(413);
+    const body = (await res.json()) as { traceId: string };
+    expect(res.headers.get('x-trace-id')).toBe(body.traceId);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('access-control-allow-origin')).toBe('http://spa.example');
+  });
+
+  test('401, 404 and 400 answers carry them too', async () => {
+    for (const [method, path, body] of [['GET', '/app/sysUser/detail?id=1', undefined], ['GET', '/nope', undefined], ['POST', '/auth/login', '{']] as const) {
+      const res = await t.app.request(path, { method, headers: { 'content-type': 'application/json' }, body });
+      expect(res.headers.get('x-trace-id')).toMatch(/^[0-9a-f]{32}$/);
+      expect(res.headers.get('strict-transport-security')).toContain('max-age');
+    }
+  });
+});

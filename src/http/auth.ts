@@ -89,8 +89,12 @@ export async function verifyToken(c: Parameters<MiddlewareHandler>[0]): Promise<
   return claims;
 }
 
-/** Authenticates the caller and computes whether they hold `code` (null: any logged-in user). */
-export function authenticate(code: PermissionCode | null): MiddlewareHandler {
+/**
+ * Authenticates the caller and computes whether they hold `code` (null: any logged-in user).
+ * With `enforce`, a caller without the code is refused here (403); routes that record an op-log
+ * row enforce later, in enforcePermission, so that the refusal is recorded too.
+ */
+export function authenticate(code: PermissionCode | null, enforce = false): MiddlewareHandler {
   return async (c, next) => {
     const deps = c.var.deps;
     const { userId, sessionId } = await verifyToken(c);
@@ -98,8 +102,10 @@ export function authenticate(code: PermissionCode | null): MiddlewareHandler {
     const [row] = await deps.read<AuthRow>(AUTH_SQL, [code, sessionId, userId, now]);
     if (!row) throw new AppError('UNAUTHORIZED', 'Session has ended, please log in again');
     const isSuperAdmin = row.is_super === 1;
+    const permitted = code === null || isSuperAdmin || row.has_perm === 1;
     c.set('auth', { userId: row.user_id, loginName: row.login_name, sessionId, isSuperAdmin });
-    c.set('permitted', code === null || isSuperAdmin || row.has_perm === 1);
+    c.set('permitted', permitted);
+    if (enforce && !permitted) throw forbidden();
     await next();
   };
 }

@@ -4,7 +4,8 @@ import { badRequest, notFound } from '../../core/errors';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { isoNow } from '../../core/time';
 import { buildTree } from '../../core/tree';
-import { USER_COLUMNS, toUser } from '../users/user.model';
+import { toUser } from '../users/user.model';
+import { findUser } from '../users/users.repo';
 
 export interface RouterMenu {
   id: number;
@@ -20,7 +21,7 @@ export interface RouterMenu {
 }
 
 async function loadUser(deps: Deps, userId: number) {
-  const row = await deps.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirst();
+  const row = await findUser(deps, userId);
   if (!row) throw notFound('User not found');
   return row;
 }
@@ -50,39 +51,31 @@ function visibleMenus(
   return visible;
 }
 
+/*
+ * The SPA calls this on every page load, so it reads through cached plain SQL (deps.read) rather
+ * than the query builder. `+?` keeps the planner from re-preparing the joins on every call.
+ */
+const ROLE_CODES_SQL = `SELECT r.code AS code FROM user_role ur JOIN roles r ON r.id = ur.role_id
+  WHERE ur.user_id = +? AND r.status = 'enabled' ORDER BY r.sort, r.id`;
+const ALL_MENUS_SQL = `SELECT id, parent_id, title, type, path, component, icon, permission, sort, hidden, status
+  FROM menus ORDER BY sort, id`;
+const GRANTED_MENUS_SQL = `SELECT DISTINCT rm.menu_id AS menu_id FROM user_role ur
+  JOIN roles r ON r.id = ur.role_id AND r.status = 'enabled' JOIN role_menu rm ON rm.role_id = r.id
+  WHERE ur.user_id = +?`;
+
+type MenuRow = { id: number; parent_id: number; title: string; type: string; path: string | null; component: string | null; icon: string | null; permission: string | null; sort: number; hidden: number; status: string };
+
 export async function loginUserInformation(deps: Deps, auth: AuthUser) {
-  const { db } = deps;
-  const [user, roles, menus] = await Promise.all([
+  const [user, roles, menus, grantedRows] = await Promise.all([
     loadUser(deps, auth.userId),
-    db
-      .selectFrom('user_role as ur')
-      .innerJoin('roles as r', 'r.id', 'ur.role_id')
-      .select('r.code')
-      .where('ur.user_id', '=', auth.userId)
-      .where('r.status', '=', 'enabled')
-      .orderBy('r.sort')
-      .orderBy('r.id')
-      .execute(),
-    db
-      .selectFrom('menus')
-      .select(['id', 'parent_id', 'title', 'type', 'path', 'component', 'icon', 'permission', 'sort', 'hidden', 'status'])
-      .orderBy('sort')
-      .orderBy('id')
-      .execute(),
+    deps.read<{ code: string }>(ROLE_CODES_SQL, [auth.userId]),
+    deps.read<MenuRow>(ALL_MENUS_SQL, []),
+    auth.isSuperAdmin ? Promise.resolve([]) : deps.read<{ menu_id: number }>(GRANTED_MENUS_SQL, [auth.userId]),
   ]);
   let granted: Set<number> | 'all' = 'all';
   let permissions = ['*'];
   if (!auth.isSuperAdmin) {
-    const rows = await db
-      .selectFrom('user_role as ur')
-      .innerJoin('roles as r', 'r.id', 'ur.role_id')
-      .innerJoin('role_menu as rm', 'rm.role_id', 'r.id')
-      .select('rm.menu_id')
-      .distinct()
-      .where('ur.user_id', '=', auth.userId)
-      .where('r.status', '=', 'enabled')
-      .execute();
-    granted = new Set(rows.map((r) => r.menu_id));
+    granted = new Set(grantedRows.map((r) => r.menu_id));
     const codes = new Set<string>();
     for (const m of menus) if (granted.has(m.id) && m.status === 'enabled' && m.permission) codes.add(m.permission);
     permissions = [...codes].sort();
