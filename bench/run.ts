@@ -7,12 +7,10 @@
 // and prints requests/s, p50, p99 and the server's peak RSS of each, plus (b)/(a) and (c)/(a).
 // Also runs bench/logs.ts (1M login-log rows, 100k users: page latencies) and bench/files.ts
 // (50 MiB upload/download throughput and server RSS).
-import { Database } from 'bun:sqlite';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeArgon2Hasher } from '../src/adapters/bun/argon2';
 
 const DURATION = process.env.BENCH_DURATION ?? '10s';
 const CONNECTIONS = process.env.BENCH_CONNECTIONS ?? '50';
@@ -99,17 +97,21 @@ export async function startServer(extraEnv: Record<string, string> = {}) {
   return { child, dir, dbPath: env.DATABASE_PATH, stop: () => (child.kill('SIGTERM'), rmSync(dir, { recursive: true, force: true })) };
 }
 
-/** A plain user whose one role holds only `code`, inserted beside the running server (WAL). */
-async function plainUserWith(dbPath: string, code: string) {
-  const db = new Database(dbPath);
-  db.run('PRAGMA busy_timeout = 5000');
-  const now = new Date().toISOString();
-  const hash = await nodeArgon2Hasher().hash('Bench-User-Pass-1');
-  const u = db.query(`INSERT INTO users (login_name, password_hash, nick_name, status, created_at, updated_at) VALUES ('bench', ?, 'Bench', 'enabled', ?, ?) RETURNING id`).get(hash, now, now) as { id: number };
-  const r = db.query(`INSERT INTO roles (name, code, status, created_at, updated_at) VALUES ('Bench', 'bench', 'enabled', ?, ?) RETURNING id`).get(now, now) as { id: number };
-  db.query('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)').run(u.id, r.id);
-  db.query('INSERT INTO role_menu (role_id, menu_id) SELECT ?, id FROM menus WHERE permission = ?').run(r.id, code);
-  db.close();
+/** A plain user whose one role holds only `code`, made through the API as an SPA would. */
+async function plainUserWith(adminToken: string, code: string) {
+  const tree = await fetch(`http://127.0.0.1:${PORT}/app/sysMenu/tree`, { headers: { authorization: `Bearer ${adminToken}` } });
+  const find = (nodes: any[]): number | undefined => {
+    for (const n of nodes) {
+      if (n.permission === code) return n.id;
+      const hit = find(n.children ?? []);
+      if (hit) return hit;
+    }
+  };
+  const menuId = find(((await tree.json()) as any).data);
+  if (!menuId) throw new Error(`no menu carries ${code}`);
+  const role = await post('/app/sysRole/add', { name: 'Bench', code: 'bench' }, adminToken);
+  await post('/app/sysRole/grantMenu', { roleId: role.id, menuIds: [menuId] }, adminToken);
+  await post('/app/sysUser/add', { loginName: 'bench', password: 'Bench-User-Pass-1', roleIds: [role.id] }, adminToken);
   return post('/auth/login', { loginName: 'bench', password: 'Bench-User-Pass-1' }).then((d) => d.token as string);
 }
 
@@ -121,7 +123,7 @@ async function core() {
     const adminToken = (await post('/auth/login', { loginName: 'admin', password: ADMIN_PASSWORD })).token as string;
     const guardedPath = process.env.BENCH_GUARDED_PATH ?? '/app/sysUser/detail?id=1';
     const guardedCode = process.env.BENCH_GUARDED_CODE ?? 'sys:user:detail';
-    const userToken = await plainUserWith(server.dbPath, guardedCode);
+    const userToken = await plainUserWith(adminToken, guardedCode);
     const check = await fetch(`http://127.0.0.1:${PORT}${guardedPath}`, { headers: { authorization: `Bearer ${userToken}` } });
     if (check.status !== 200) throw new Error(`guarded route ${guardedPath} answered ${check.status}`);
     // Warm up JIT and statement caches.

@@ -32,6 +32,7 @@ const schema = z
     PORT: int(3000, 1, 65535),
     HOST: z.string().default('0.0.0.0'),
     DATABASE_PATH: z.string().min(1).default('./data/admin.db'),
+    SQLITE_EXCLUSIVE: bool(true),
     FILES_DIR: z.string().min(1).default('./data/files'),
     JWT_SECRET: z.string().optional(),
     JWT_ISSUER: z.string().min(1).default('edge-admin'),

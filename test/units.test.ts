@@ -134,3 +134,33 @@ describe('search text limits (D1 refuses LIKE patterns over 50 bytes)', () => {
     expect(likeText().safeParse(text).success).toBe(ok);
   });
 });
+
+describe('SQLITE_EXCLUSIVE', () => {
+  const { mkdtempSync } = require('node:fs') as typeof import('node:fs');
+  const { Database } = require('bun:sqlite') as typeof import('bun:sqlite');
+  const read = (path: string) => {
+    const other = new Database(path);
+    try {
+      other.run('PRAGMA busy_timeout = 0');
+      return other.query('SELECT count(*) AS n FROM roles').get();
+    } finally {
+      other.close();
+    }
+  };
+  test('exclusive: another process cannot read the file while the server holds it', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'excl-')), 'a.db');
+    const db = openSqlite(path, { exclusive: true });
+    migrate(db);
+    db.query('SELECT 1 FROM roles').get();
+    expect(() => read(path)).toThrow(/locked/);
+    db.close();
+    expect(read(path)).toEqual({ n: 1 });
+  });
+  test('shared: another process can read while the server runs', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'shared-')), 'a.db');
+    const db = openSqlite(path, { exclusive: false });
+    migrate(db);
+    expect(read(path)).toEqual({ n: 1 });
+    db.close();
+  });
+});

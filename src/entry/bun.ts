@@ -44,7 +44,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   if (config.DATABASE_PATH !== ':memory:') mkdirSync(dirname(config.DATABASE_PATH), { recursive: true });
   mkdirSync(config.FILES_DIR, { recursive: true });
 
-  const sqlite = openSqlite(config.DATABASE_PATH);
+  const sqlite = openSqlite(config.DATABASE_PATH, { exclusive: config.SQLITE_EXCLUSIVE });
   const applied = migrate(sqlite);
   if (applied.length) log.log('info', 'migrations applied', { applied });
   const db = bunKysely(sqlite);

@@ -115,6 +115,8 @@ async function bunServer(dir: string, captcha: boolean): Promise<Target> {
     PORT: String(port),
     HOST: '127.0.0.1',
     DATABASE_PATH: dbPath,
+    // The suite peeks into the database from outside (sql()), so the server must share the file.
+    SQLITE_EXCLUSIVE: 'false',
     FILES_DIR: join(dir, 'files'),
     ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,
     CAPTCHA_ENABLED: String(captcha),

@@ -4,13 +4,19 @@ import { BunSqliteDialect } from 'kysely-bun-sqlite';
 import type { Atomic, ReadSql } from '../../core/ports';
 import type { Database as Schema } from '../../db/schema';
 
-/** Opens (creating) a SQLite file or ':memory:' with the pragmas the app relies on. */
-export function openSqlite(path: string): Database {
+/**
+ * Opens (creating) a SQLite file or ':memory:' with the pragmas the app relies on. `exclusive`:
+ * the server process owns the file (SQLite's exclusive locking mode). In WAL mode every read
+ * otherwise takes a shared-memory lock: ~2.3 µs per statement here against ~0.5 µs, which is
+ * ~10% of a guarded read. The price: no other process can open the file while the server runs.
+ */
+export function openSqlite(path: string, opts: { exclusive?: boolean } = {}): Database {
   const sqlite = new Database(path, { create: true, strict: true });
   if (path !== ':memory:') sqlite.run('PRAGMA journal_mode = WAL');
   sqlite.run('PRAGMA foreign_keys = ON');
   sqlite.run('PRAGMA busy_timeout = 5000');
   sqlite.run('PRAGMA synchronous = NORMAL');
+  if (opts.exclusive && path !== ':memory:') sqlite.run('PRAGMA locking_mode = EXCLUSIVE');
   return sqlite;
 }
 
