@@ -384,11 +384,13 @@ async function statusOf(p: Promise<unknown>) {
 }
 
 describe('guards inside the writes (a concurrent change lands between check and write)', () => {
+  /** The services take the caller; these calls act as the bootstrapped super admin. */
+  const superCaller = { userId: 1, loginName: 'admin', sessionId: 'test', isSuperAdmin: true };
   test('edit: a move that would close a cycle is refused', async () => {
     const x = await made({ title: 'RX', type: 'directory' });
     const y = await made({ title: 'RY', type: 'directory' });
     const deps = racing('UpdateQueryNode', () => t.sqlite.run('UPDATE menus SET parent_id = ?, version = version + 1 WHERE id = ?', [x.id, y.id]));
-    expect(await statusOf(editMenu(deps, { id: x.id, version: 1, parentId: y.id }))).toBe(400);
+    expect(await statusOf(editMenu(deps, superCaller, { id: x.id, version: 1, parentId: y.id }))).toBe(400);
     expect(row(x.id)).toMatchObject({ parent_id: 0, version: 1 });
   });
 
@@ -400,7 +402,7 @@ describe('guards inside the writes (a concurrent change lands between check and 
       () => t.sqlite.run("UPDATE menus SET type = 'button', permission = 'sys:r:x' WHERE id = ?", [p.id]),
       (node) => String(node.sqlFragments?.[0]).includes('INSERT INTO menus'),
     );
-    expect(await statusOf(addMenu(deps, { title: 'child', type: 'menu', parentId: p.id }))).toBe(400);
+    expect(await statusOf(addMenu(deps, superCaller, { title: 'child', type: 'menu', parentId: p.id }))).toBe(400);
     expect(t.count('menus')).toBe(before);
   });
 

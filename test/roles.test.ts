@@ -48,7 +48,13 @@ const OPS: Op[] = [
     path: '/app/sysRole/changeStatus',
     valid: async () => ({ body: { id: await newRoleId(), status: 'disabled' } }),
   },
-  { code: 'sys:role:grantMenu', method: 'POST', path: '/app/sysRole/grantMenu', valid: async () => ({ body: { roleId: await newRoleId(), menuIds: [3] } }) },
+  // A menu the holder holds itself: a non-super-admin may only grant those (see the escalation tests).
+  {
+    code: 'sys:role:grantMenu',
+    method: 'POST',
+    path: '/app/sysRole/grantMenu',
+    valid: async () => ({ body: { roleId: await newRoleId(), menuIds: menuIdsFor(t, ['sys:role:grantMenu']) } }),
+  },
   { code: 'sys:role:ownMenu', method: 'GET', path: '/app/sysRole/ownMenu', valid: async () => ({ query: 'id=1' }) },
 ];
 

@@ -1,11 +1,12 @@
 import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
 
 /**
- * Rules checked INSIDE an atomic write (see migrations/0002_guard_failures.sql): a guard statement
+ * Rules checked INSIDE an atomic write (see migrations/0002_guard_failures.sql; the table is
+ * recreated with every rule by 0004_super_admin_guard.sql): a guard statement
  * placed in the same deps.atomic batch fails the whole batch when its condition holds, so two
  * concurrent requests cannot each pass a check made before either wrote.
  */
-export const GUARD_RULES = ['last_super_admin', 'stale_version', 'role_in_use'] as const;
+export const GUARD_RULES = ['last_super_admin', 'stale_version', 'role_in_use', 'super_admin_only'] as const;
 export type GuardRule = (typeof GUARD_RULES)[number];
 
 /** A statement that fails (rolling back its batch) when `brokenWhen` is true at that point of the batch. */

@@ -42,8 +42,9 @@ const addRoute = guarded(
     method: 'post',
     path: '/app/sysMenu/add',
     tags,
-    summary: 'Create a directory, menu or button',
-    description: 'A button must carry a permission code. The parent must be 0 (root) or an existing non-button menu.',
+    summary: 'Create a directory, menu or button (a permission code: super admins only)',
+    description:
+      'A button must carry a permission code. The parent must be 0 (root) or an existing non-button menu. Only a super administrator may set a permission code (a non-null `permission`); anyone else gets 403, so only super admins can add buttons.',
     request: { body: jsonBody(MenuAddRequest) },
     responses: { ...ok('The created menu', MenuSchema), ...stale },
   }),
@@ -56,8 +57,9 @@ const editRoute = guarded(
     method: 'post',
     path: '/app/sysMenu/edit',
     tags,
-    summary: 'Change a menu (omitted fields stay); send back the version you read',
-    description: 'A menu cannot be moved under itself or its descendants, nor under a button; a menu with children cannot become a button.',
+    summary: 'Change a menu (omitted fields stay); send back the version you read (a permission change: super admins only)',
+    description:
+      'A menu cannot be moved under itself or its descendants, nor under a button; a menu with children cannot become a button. Only a super administrator may change the `permission` code; anyone else gets 403 for a request that would change it.',
     request: { body: jsonBody(MenuEditRequest) },
     responses: { ...ok('The updated menu', MenuSchema), ...notFound, ...stale },
   }),
@@ -81,8 +83,8 @@ const deleteRoute = guarded(
 export const menuRoutes = createRouter()
   .openapi(treeRoute, async (c) => c.json(okBody(await menuTree(c.var.deps), c.var.traceId), 200))
   .openapi(detailRoute, async (c) => c.json(okBody(await menuDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(addRoute, async (c) => c.json(okBody(await addMenu(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(editRoute, async (c) => c.json(okBody(await editMenu(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(addRoute, async (c) => c.json(okBody(await addMenu(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(editRoute, async (c) => c.json(okBody(await editMenu(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
   .openapi(deleteRoute, async (c) => {
     await deleteMenus(c.var.deps, c.req.valid('json').ids);
     return c.json(okBody(null, c.var.traceId), 200);

@@ -1,7 +1,8 @@
 import { sql, type Selectable } from 'kysely';
 import type { Deps } from '../../deps';
 import type { MenusTable } from '../../db/schema';
-import { badRequest, conflict, notFound } from '../../core/errors';
+import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
+import type { AuthUser } from '../../http/context';
 import { isoNow } from '../../core/time';
 import { buildTree } from '../../core/tree';
 import { idList } from '../users/guarded-write';
@@ -95,7 +96,14 @@ async function assertValid(deps: Deps, v: MenuValues, self?: { id: number; type:
   }
 }
 
-export async function addMenu(deps: Deps, input: MenuAddInput): Promise<Menu> {
+/**
+ * Rule: only a super admin may set or change a menu's permission code. Otherwise sys:menu:edit
+ * could re-label a button its holder has as, say, sys:user:grantRole, and sys:menu:add could
+ * create codes for roles to pass around.
+ */
+const ONLY_SUPER_PERMISSION = 'permission: Only a super administrator can set or change the permission code of a menu';
+
+export async function addMenu(deps: Deps, auth: AuthUser, input: MenuAddInput): Promise<Menu> {
   const v: MenuValues = {
     parentId: input.parentId ?? 0,
     title: input.title,
@@ -108,6 +116,7 @@ export async function addMenu(deps: Deps, input: MenuAddInput): Promise<Menu> {
     hidden: input.hidden ?? false,
     status: input.status ?? 'enabled',
   };
+  if (v.permission !== null && !auth.isSuperAdmin) throw forbidden(ONLY_SUPER_PERMISSION);
   await assertValid(deps, v);
   const now = isoNow(deps.clock);
   // INSERT … SELECT … WHERE: the parent check is part of the write, so a parent deleted or turned
@@ -126,7 +135,7 @@ export async function addMenu(deps: Deps, input: MenuAddInput): Promise<Menu> {
   return menuDetail(deps, id);
 }
 
-export async function editMenu(deps: Deps, input: MenuEditInput): Promise<Menu> {
+export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput): Promise<Menu> {
   const cur = await loadRow(deps, input.id);
   if (!cur) throw notFound(`Menu ${input.id} not found`);
   const stale = () => conflict('version: the menu was changed by someone else; reload and try again');
@@ -144,6 +153,8 @@ export async function editMenu(deps: Deps, input: MenuEditInput): Promise<Menu> 
     hidden: input.hidden ?? old.hidden,
     status: input.status ?? old.status,
   };
+  // The update below is conditional on the version read here, so `old.permission` is what it replaces.
+  if (v.permission !== old.permission && !auth.isSuperAdmin) throw forbidden(ONLY_SUPER_PERMISSION);
   const self = { id: old.id, type: old.type, parentId: old.parentId };
   await assertValid(deps, v, self);
   const result = await deps.db

@@ -111,7 +111,9 @@ const grantMenuRoute = guarded(
     method: 'post',
     path: `${base}/grantMenu`,
     tags,
-    summary: "Replace a role's menus atomically (an empty list revokes all; unknown menu ids → 400, nothing changes)",
+    summary: "Replace a role's menus atomically (an empty list revokes all; unknown menu ids → 400, nothing changes; non-super-admins only menus they hold)",
+    description:
+      'A caller who is not a super administrator may only add or remove menus they hold themselves (granted to one of their enabled roles); any other menu → 403 naming up to 10 of them, nothing changes. Super administrators are unrestricted.',
     request: { body: jsonBody(GrantMenuRequest) },
     responses: { ...ok('Granted', z.null()), ...notFound },
   }),
@@ -145,7 +147,7 @@ export const roleRoutes = createRouter()
     return c.json(okBody(null, c.var.traceId), 200);
   })
   .openapi(grantMenuRoute, async (c) => {
-    await roles.grantMenus(c.var.deps, c.req.valid('json'));
+    await roles.grantMenus(c.var.deps, c.var.auth, c.req.valid('json'));
     return c.json(okBody(null, c.var.traceId), 200);
   })
   .openapi(ownMenuRoute, async (c) => c.json(okBody(await roles.ownMenus(c.var.deps, c.req.valid('query').id), c.var.traceId), 200));

@@ -1,6 +1,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
-import { badRequest, conflict, notFound } from '../../core/errors';
+import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
+import type { AuthUser } from '../../http/context';
 import { guardStatement } from '../../core/guards';
 import { runPage, whereContains } from '../../core/pagination';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
@@ -142,21 +143,62 @@ export async function changeRoleStatus(deps: Deps, input: { id: number; status: 
   await guardedWrite(deps, queries);
 }
 
-/** Replaces the role's menus atomically; an unknown menu id fails the whole write (400). */
-export async function grantMenus(deps: Deps, input: { roleId: number; menuIds: number[] }) {
+/** Menu ids granted to the user's enabled roles: what a non-super-admin may hand out or take back. */
+const heldMenuIds = (userId: number) =>
+  sql<number>`(SELECT rm.menu_id FROM role_menu rm JOIN user_role ur ON ur.role_id = rm.role_id
+    JOIN roles r ON r.id = rm.role_id AND r.status = 'enabled' WHERE ur.user_id = ${userId})`;
+
+/**
+ * Replaces the role's menus atomically; an unknown menu id fails the whole write (400).
+ * Rule: a caller who is not a super admin may only add or remove menus they hold themselves (granted
+ * to one of their enabled roles), else 403 naming the menus; so sys:role:grantMenu cannot hand out
+ * a code (e.g. sys:user:grantRole) its holder lacks. Their write also touches only held menus, so a
+ * grant changing meanwhile cannot widen it.
+ */
+export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: number; menuIds: number[] }) {
   const { db } = deps;
   await requireRole(deps, input.roleId);
-  const queries: CompiledQuery[] = [db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile()];
-  if (input.menuIds.length > 0) {
-    queries.push(
-      sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${JSON.stringify(input.menuIds)})`.compile(db),
+  const unknownMenus = async () => badRequest(unknownIdsMessage('menuIds', 'menu', await missingIds(deps, 'menus', input.menuIds)));
+  const queries: CompiledQuery[] = [];
+  if (auth.isSuperAdmin) {
+    queries.push(db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
+    if (input.menuIds.length > 0) {
+      queries.push(
+        sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${JSON.stringify(input.menuIds)})`.compile(db),
+      );
+    }
+  } else {
+    if ((await missingIds(deps, 'menus', input.menuIds)).length > 0) throw await unknownMenus();
+    const current = (await db.selectFrom('role_menu').select('menu_id').where('role_id', '=', input.roleId).execute()).map((r) => r.menu_id);
+    const wanted = new Set(input.menuIds);
+    const changed = [...input.menuIds.filter((id) => !current.includes(id)), ...current.filter((id) => !wanted.has(id))];
+    const held = new Set(
+      changed.length === 0
+        ? []
+        : (await db.selectFrom('menus').select('id').where('id', 'in', idList(changed)).where('id', 'in', heldMenuIds(auth.userId)).execute()).map((r) => r.id),
     );
+    const notHeld = [...new Set(changed.filter((id) => !held.has(id)))].sort((a, b) => a - b);
+    if (notHeld.length > 0) {
+      const shown = notHeld.slice(0, 10).join(', ');
+      const more = notHeld.length > 10 ? `, … (${notHeld.length} in all)` : '';
+      throw forbidden(`menuIds: you can only grant or revoke menus you hold yourself; not held: menu${notHeld.length === 1 ? '' : 's'} ${shown}${more}`);
+    }
+    const list = JSON.stringify(input.menuIds);
+    queries.push(
+      sql`DELETE FROM role_menu WHERE role_id = ${input.roleId} AND menu_id NOT IN (SELECT value FROM json_each(${list}))
+        AND menu_id IN ${heldMenuIds(auth.userId)}`.compile(db),
+    );
+    if (input.menuIds.length > 0) {
+      queries.push(
+        sql`INSERT OR IGNORE INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})
+          WHERE value IN ${heldMenuIds(auth.userId)}`.compile(db),
+      );
+    }
   }
   await guardedWrite(deps, queries, {
     foreignKey: async () => {
       if (!(await findRole(deps, input.roleId))) return notFound('Role not found');
-      const missing = await missingIds(deps, 'menus', input.menuIds);
-      return badRequest(unknownIdsMessage('menuIds', 'menu', missing));
+      return unknownMenus();
     },
   });
 }

@@ -1,6 +1,7 @@
 import { sql, type CompiledQuery, type QueryResult, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps';
-import { AppError, badRequest, conflict } from '../../core/errors';
+import type { AuthUser } from '../../http/context';
+import { AppError, badRequest, conflict, forbidden } from '../../core/errors';
 import { failedGuard, guardStatement, isForeignKeyViolation, isUniqueViolation } from '../../core/guards';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
 
@@ -31,7 +32,49 @@ export function versionGuard(deps: Deps, table: 'users' | 'roles', id: number, v
   );
 }
 
+/** What a write would touch that only a super admin may: users that hold the role, or a grant of it. */
+export interface SuperAdminTouch {
+  /** Users written to (edited, deleted, disabled, password reset, roles replaced). */
+  userIds?: readonly number[];
+  /** Roles granted by the write. */
+  roleIds?: readonly number[];
+}
+
+/**
+ * True when one of `userIds` holds the superAdmin role (a grant of it, whatever the user's or the
+ * role's status: a disabled holder re-enabled is a super admin again) or `roleIds` names that role.
+ */
+function touchesSuperAdmin(touch: SuperAdminTouch): RawBuilder<boolean> {
+  const holders = touch.userIds?.length
+    ? sql`EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
+        WHERE ur.user_id IN ${idList(touch.userIds)} AND r.code = ${SUPER_ADMIN_ROLE})`
+    : sql`0`;
+  const grants = touch.roleIds?.length
+    ? sql`EXISTS (SELECT 1 FROM roles r WHERE r.id IN ${idList(touch.roleIds)} AND r.code = ${SUPER_ADMIN_ROLE})`
+    : sql`0`;
+  return sql<boolean>`(${holders} OR ${grants})`;
+}
+
+/**
+ * Rule: only a super admin may grant or revoke the superAdmin role, or add, edit, delete, enable or
+ * disable, reset the password of, or change the roles of a user who holds it. For any other caller
+ * an early check answers 403 at once, and `superAdminOnly` (none for a super admin) goes FIRST in
+ * the batch, so it judges the state the writes start from: a grant of the role racing the request
+ * cannot slip past it.
+ */
+export async function assertMayTouchSuperAdmin(deps: Deps, auth: AuthUser, touch: SuperAdminTouch, message: string): Promise<void> {
+  if (auth.isSuperAdmin) return;
+  const { rows } = await sql<{ one: number }>`SELECT 1 AS one WHERE ${touchesSuperAdmin(touch)}`.execute(deps.db);
+  if (rows.length > 0) throw forbidden(message);
+}
+
+export function superAdminOnly(deps: Deps, auth: AuthUser, touch: SuperAdminTouch): CompiledQuery[] {
+  return auth.isSuperAdmin ? [] : [guardStatement(deps.db, 'super_admin_only', touchesSuperAdmin(touch))];
+}
+
 export interface WriteErrors {
+  /** The super_admin_only guard failed: the 403 message ("Only a super administrator can …"). */
+  superAdminOnly?: string;
   /** A UNIQUE violation: which value is taken. */
   unique?: string;
   /** A FOREIGN KEY violation: the error to answer (may look up which ids were unknown). */
@@ -48,6 +91,7 @@ export async function guardedWrite(deps: Deps, queries: CompiledQuery[], errors:
     const rule = failedGuard(err);
     if (rule === 'last_super_admin') throw badRequest(LAST_SUPER_ADMIN_MSG);
     if (rule === 'stale_version') throw conflict(errors.stale ?? 'version: the record was changed by someone else; reload it and try again');
+    if (rule === 'super_admin_only') throw forbidden(errors.superAdminOnly ?? 'Only a super administrator can change a super administrator or grant the superAdmin role');
     if (rule === 'role_in_use') throw badRequest('ids: a role that is still granted to users cannot be deleted; revoke it first');
     if (errors.unique && isUniqueViolation(err)) throw conflict(errors.unique);
     if (errors.foreignKey && isForeignKeyViolation(err)) throw await errors.foreignKey();

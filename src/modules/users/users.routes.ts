@@ -23,6 +23,9 @@ const ok = <T extends z.ZodType>(description: string, schema: T) => ({
 });
 const notFound = { 404: errorResponse('No such user') };
 const conflict = (what: string) => ({ 409: errorResponse(what) });
+/** The super-admin rule, stated on every write it applies to. */
+const SUPER_RULE =
+  'Only a super administrator may grant or revoke the superAdmin role or act on a user who holds it; anyone else gets 403 ("Only a super administrator can …").';
 
 const pageRoute = guarded(
   'sys:user:page',
@@ -54,7 +57,8 @@ const addRoute = guarded(
     method: 'post',
     path: `${base}/add`,
     tags,
-    summary: 'Add a user (with optional roleIds, in one atomic write; login names are unique case-insensitively)',
+    summary: 'Add a user (with optional roleIds, in one atomic write; login names are unique case-insensitively; superAdmin role: super admins only)',
+    description: `${SUPER_RULE} Adding a user with the superAdmin role in \`roleIds\` is therefore 403 for others.`,
     request: { body: jsonBody(AddUserRequest) },
     responses: { ...ok('The new user', UserSchema), ...conflict('The login name is taken') },
   }),
@@ -67,7 +71,8 @@ const editRoute = guarded(
     method: 'post',
     path: `${base}/edit`,
     tags,
-    summary: 'Edit a user (partial; `version` must match, else 409)',
+    summary: 'Edit a user (partial; `version` must match, else 409; roleIds also needs sys:user:grantRole, status sys:user:changeStatus)',
+    description: `Sending \`roleIds\` also requires \`sys:user:grantRole\`, sending \`status\` also \`sys:user:changeStatus\` (403 otherwise; super admins pass). ${SUPER_RULE}`,
     request: { body: jsonBody(EditUserRequest) },
     responses: { ...ok('The updated user', UserSchema), ...notFound, ...conflict('Stale version or login name taken') },
   }),
@@ -80,7 +85,8 @@ const deleteRoute = guarded(
     method: 'post',
     path: `${base}/delete`,
     tags,
-    summary: "Delete users with their role grants and sessions (never the caller's own account or the last super admin)",
+    summary: "Delete users with their role grants and sessions (never the caller's own account or the last super admin; a super admin only by a super admin)",
+    description: SUPER_RULE,
     request: { body: jsonBody(IdsRequest) },
     responses: ok('Deleted (unknown ids are ignored)', z.null()),
   }),
@@ -93,7 +99,8 @@ const changeStatusRoute = guarded(
     method: 'post',
     path: `${base}/changeStatus`,
     tags,
-    summary: "Enable or disable a user; disabling revokes the user's sessions (never oneself or the last super admin)",
+    summary: "Enable or disable a user; disabling revokes the user's sessions (never oneself or the last super admin; a super admin only by a super admin)",
+    description: SUPER_RULE,
     request: { body: jsonBody(ChangeStatusRequest) },
     responses: { ...ok('Changed', z.null()), ...notFound },
   }),
@@ -106,7 +113,8 @@ const resetPasswordRoute = guarded(
     method: 'post',
     path: `${base}/resetPassword`,
     tags,
-    summary: "Set a user's password; revokes all of that user's sessions",
+    summary: "Set a user's password; revokes all of that user's sessions (a super admin's only by a super admin)",
+    description: SUPER_RULE,
     request: { body: jsonBody(ResetPasswordRequest) },
     responses: { ...ok('Reset', z.null()), ...notFound },
   }),
@@ -119,7 +127,8 @@ const grantRoleRoute = guarded(
     method: 'post',
     path: `${base}/grantRole`,
     tags,
-    summary: "Replace a user's roles (an empty list revokes all; unknown role ids → 400; never strips the last super admin)",
+    summary: "Replace a user's roles (an empty list revokes all; unknown role ids → 400; never strips the last super admin; the superAdmin role only by a super admin)",
+    description: SUPER_RULE,
     request: { body: jsonBody(GrantRoleRequest) },
     responses: { ...ok('Granted', z.null()), ...notFound },
   }),
@@ -141,7 +150,7 @@ const ownRoleRoute = guarded(
 export const userRoutes = createRouter()
   .openapi(pageRoute, async (c) => c.json(okBody(await users.pageUsers(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
   .openapi(detailRoute, async (c) => c.json(okBody(await users.userDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(addRoute, async (c) => c.json(okBody(await users.addUser(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(addRoute, async (c) => c.json(okBody(await users.addUser(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
   .openapi(editRoute, async (c) =>
     c.json(okBody(await users.editUser(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200),
   )
@@ -154,11 +163,11 @@ export const userRoutes = createRouter()
     return c.json(okBody(null, c.var.traceId), 200);
   })
   .openapi(resetPasswordRoute, async (c) => {
-    await users.resetPassword(c.var.deps, c.req.valid('json'));
+    await users.resetPassword(c.var.deps, c.var.auth, c.req.valid('json'));
     return c.json(okBody(null, c.var.traceId), 200);
   })
   .openapi(grantRoleRoute, async (c) => {
-    await users.grantRoles(c.var.deps, c.req.valid('json'));
+    await users.grantRoles(c.var.deps, c.var.auth, c.req.valid('json'));
     return c.json(okBody(null, c.var.traceId), 200);
   })
   .openapi(ownRoleRoute, async (c) => c.json(okBody(await users.ownRoles(c.var.deps, c.req.valid('query').id), c.var.traceId), 200));

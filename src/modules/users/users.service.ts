@@ -1,10 +1,20 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
 import type { AuthUser } from '../../http/context';
-import { badRequest, conflict, notFound } from '../../core/errors';
+import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
+import { callerHolds } from '../../http/auth';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { isoNow } from '../../core/time';
-import { guardedWrite, idList, lastSuperAdminGuard, missingIds, unknownIdsMessage, versionGuard } from './guarded-write';
+import {
+  assertMayTouchSuperAdmin,
+  guardedWrite,
+  idList,
+  lastSuperAdminGuard,
+  missingIds,
+  superAdminOnly,
+  unknownIdsMessage,
+  versionGuard,
+} from './guarded-write';
 import { toUser } from './user.model';
 import { findUser, findUserByLoginName, grantStatements, revokeSessions } from './users.repo';
 import type { AddUserInput, EditUserInput } from './users.schemas';
@@ -16,6 +26,17 @@ async function requireUser(deps: Deps, id: number) {
   if (!row) throw notFound('User not found');
   return row;
 }
+
+// 403 answers of the super-admin rule (see assertMayTouchSuperAdmin): only a super admin may grant
+// or revoke the superAdmin role, or touch a user who holds it.
+export const ONLY_SUPER = {
+  add: 'Only a super administrator can add a user with the superAdmin role',
+  edit: 'Only a super administrator can edit a user who holds the superAdmin role or grant that role',
+  delete: 'Only a super administrator can delete a user who holds the superAdmin role',
+  changeStatus: 'Only a super administrator can enable or disable a user who holds the superAdmin role',
+  resetPassword: "Only a super administrator can reset the password of a user who holds the superAdmin role",
+  grantRole: 'Only a super administrator can grant or revoke the superAdmin role or change the roles of a user who holds it',
+} as const;
 
 const loginNameTaken = (name: string) => `loginName: '${name}' is already taken`;
 
@@ -29,16 +50,21 @@ export async function userDetail(deps: Deps, id: number) {
   return toUser(await requireUser(deps, id));
 }
 
-/** Creates the user and its role grants in one atomic write: an unknown role leaves no user behind. */
-export async function addUser(deps: Deps, input: AddUserInput) {
+/**
+ * Creates the user and its role grants in one atomic write: an unknown role leaves no user behind.
+ * Only a super admin may add a user holding the superAdmin role (403).
+ */
+export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
   const { db } = deps;
+  const roleIds = input.roleIds ?? [];
+  await assertMayTouchSuperAdmin(deps, auth, { roleIds }, ONLY_SUPER.add);
   assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
   // Cheap early answer; the unique index decides when two adds race.
   if (await findUserByLoginName(deps, input.loginName)) throw conflict(loginNameTaken(input.loginName));
   const hash = await deps.hasher.hash(input.password);
   const now = isoNow(deps.clock);
-  const roleIds = input.roleIds ?? [];
   const queries: CompiledQuery[] = [
+    ...superAdminOnly(deps, auth, { roleIds }),
     db
       .insertInto('users')
       .values({
@@ -62,16 +88,33 @@ export async function addUser(deps: Deps, input: AddUserInput) {
         WHERE u.login_name = ${input.loginName}`.compile(db),
     );
   }
-  await guardedWrite(deps, queries, { unique: loginNameTaken(input.loginName), foreignKey: unknownRoles(deps, roleIds) });
+  await guardedWrite(deps, queries, {
+    unique: loginNameTaken(input.loginName),
+    foreignKey: unknownRoles(deps, roleIds),
+    superAdminOnly: ONLY_SUPER.add,
+  });
   const row = await findUserByLoginName(deps, input.loginName);
   if (!row) throw notFound('User not found');
   return toUser(row);
 }
 
-/** Partial update under the version check; status and roleIds changes obey the super-admin guard. */
+/**
+ * Partial update under the version check; status and roleIds changes obey the last-super-admin
+ * guard. `roleIds` also needs sys:user:grantRole and `status` sys:user:changeStatus (403), so edit
+ * is no back door around those codes; a user holding the superAdmin role, or a grant of it, is for
+ * super admins only (403).
+ */
 export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput) {
   const { db } = deps;
   await requireUser(deps, input.id);
+  if (input.roleIds !== undefined && !(await callerHolds(deps, auth, 'sys:user:grantRole'))) {
+    throw forbidden('roleIds: changing roles through edit also requires the permission sys:user:grantRole');
+  }
+  if (input.status !== undefined && !(await callerHolds(deps, auth, 'sys:user:changeStatus'))) {
+    throw forbidden('status: changing the status through edit also requires the permission sys:user:changeStatus');
+  }
+  const touch = { userIds: [input.id], roleIds: input.roleIds ?? [] };
+  await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.edit);
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
   const now = isoNow(deps.clock);
   const set: Record<string, unknown> = {};
@@ -83,6 +126,7 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   if (input.remark !== undefined) set.remark = input.remark;
   if (input.status !== undefined) set.status = input.status;
   const queries: CompiledQuery[] = [
+    ...superAdminOnly(deps, auth, touch),
     versionGuard(deps, 'users', input.id, input.version),
     db
       .updateTable('users')
@@ -96,29 +140,41 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   await guardedWrite(deps, queries, {
     unique: loginNameTaken(input.loginName ?? ''),
     foreignKey: unknownRoles(deps, input.roleIds ?? []),
+    superAdminOnly: ONLY_SUPER.edit,
   });
   return toUser(await requireUser(deps, input.id));
 }
 
-/** Deletes users with their grants and sessions; never the caller, never the last super admin. */
+/**
+ * Deletes users with their grants and sessions; never the caller, never the last super admin, and
+ * a holder of the superAdmin role only by a super admin (403).
+ */
 export async function deleteUsers(deps: Deps, auth: AuthUser, ids: number[]) {
   const { db } = deps;
   if (ids.includes(auth.userId)) throw badRequest('ids: you cannot delete your own account');
+  await assertMayTouchSuperAdmin(deps, auth, { userIds: ids }, ONLY_SUPER.delete);
   await guardedWrite(deps, [
+    ...superAdminOnly(deps, auth, { userIds: ids }),
     db.deleteFrom('sessions').where('user_id', 'in', idList(ids)).compile(),
     db.deleteFrom('user_role').where('user_id', 'in', idList(ids)).compile(),
     db.deleteFrom('users').where('id', 'in', idList(ids)).compile(),
     lastSuperAdminGuard(deps),
-  ]);
+  ], { superAdminOnly: ONLY_SUPER.delete });
 }
 
-/** Enables or disables a user; disabling revokes the user's sessions in the same write. */
+/**
+ * Enables or disables a user; disabling revokes the user's sessions in the same write. A holder of
+ * the superAdmin role only by a super admin (403).
+ */
 export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: number; status: 'enabled' | 'disabled' }) {
   const { db } = deps;
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
   await requireUser(deps, input.id);
+  const touch = { userIds: [input.id] };
+  await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.changeStatus);
   const now = isoNow(deps.clock);
   const queries: CompiledQuery[] = [
+    ...superAdminOnly(deps, auth, touch),
     db
       .updateTable('users')
       .set((eb) => ({ status: input.status, version: eb('version', '+', 1), updated_at: now }))
@@ -126,30 +182,48 @@ export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: 
       .compile(),
   ];
   if (input.status === 'disabled') queries.push(revokeSessions(deps, [input.id], now), lastSuperAdminGuard(deps));
-  await guardedWrite(deps, queries);
+  await guardedWrite(deps, queries, { superAdminOnly: ONLY_SUPER.changeStatus });
 }
 
-/** Sets a new password (policy checked against the user's login name) and ends all the user's sessions. */
-export async function resetPassword(deps: Deps, input: { id: number; newPassword: string }) {
+/**
+ * Sets a new password (policy checked against the user's login name) and ends all the user's
+ * sessions. A holder of the superAdmin role only by a super admin (403): else a known password
+ * would be a way into the super admin's account.
+ */
+export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: number; newPassword: string }) {
   const { db } = deps;
   const user = await requireUser(deps, input.id);
+  const touch = { userIds: [input.id] };
+  await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.resetPassword);
   assertPasswordAllowed(input.newPassword, user.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
   const hash = await deps.hasher.hash(input.newPassword);
   const now = isoNow(deps.clock);
-  await guardedWrite(deps, [
-    db
-      .updateTable('users')
-      .set((eb) => ({ password_hash: hash, version: eb('version', '+', 1), updated_at: now }))
-      .where('id', '=', input.id)
-      .compile(),
-    revokeSessions(deps, [input.id], now),
-  ]);
+  await guardedWrite(
+    deps,
+    [
+      ...superAdminOnly(deps, auth, touch),
+      db
+        .updateTable('users')
+        .set((eb) => ({ password_hash: hash, version: eb('version', '+', 1), updated_at: now }))
+        .where('id', '=', input.id)
+        .compile(),
+      revokeSessions(deps, [input.id], now),
+    ],
+    { superAdminOnly: ONLY_SUPER.resetPassword },
+  );
 }
 
-/** Replaces the user's roles atomically; the super-admin guard runs in the same write. */
-export async function grantRoles(deps: Deps, input: { userId: number; roleIds: number[] }) {
+/**
+ * Replaces the user's roles atomically; the last-super-admin guard runs in the same write. Only a
+ * super admin may grant or revoke the superAdmin role or change a holder's roles (403).
+ */
+export async function grantRoles(deps: Deps, auth: AuthUser, input: { userId: number; roleIds: number[] }) {
   await requireUser(deps, input.userId);
-  await guardedWrite(deps, [...grantStatements(deps, input.userId, input.roleIds), lastSuperAdminGuard(deps)], {
+  const touch = { userIds: [input.userId], roleIds: input.roleIds };
+  await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.grantRole);
+  const queries = [...superAdminOnly(deps, auth, touch), ...grantStatements(deps, input.userId, input.roleIds), lastSuperAdminGuard(deps)];
+  await guardedWrite(deps, queries, {
+    superAdminOnly: ONLY_SUPER.grantRole,
     foreignKey: async () => ((await findUser(deps, input.userId)) ? unknownRoles(deps, input.roleIds)() : notFound('User not found')),
   });
 }
