@@ -210,3 +210,17 @@ describe('throttling', () => {
   });
 });
 
+
+describe('refused login bodies are attempts too', () => {
+  test('a body that fails validation writes a failure row with the name it carried', async () => {
+    const r = await t.call('POST', '/auth/login', { body: { loginName: 'mallory', password: '' }, headers: { 'x-test-ip': '10.5.0.1' } });
+    expect(r.status).toBe(400);
+    const row = t.sqlite.query('SELECT login_name, status, msg, ip FROM login_log WHERE trace_id = ?').get(r.json.traceId);
+    expect(row).toEqual({ login_name: 'mallory', status: 'failure', msg: r.json.msg, ip: '10.5.0.1' });
+  });
+  test('without a usable name the row has an empty one', async () => {
+    const r = await t.call('POST', '/auth/login', { body: { loginName: 42, password: 'x' } });
+    expect(r.status).toBe(400);
+    expect(t.sqlite.query('SELECT login_name FROM login_log WHERE trace_id = ?').get(r.json.traceId)).toEqual({ login_name: '' });
+  });
+});

@@ -44,29 +44,41 @@ export function dummyHash(hasher: PasswordHasher): Promise<string> {
   return p;
 }
 
+/** The login-log row of one attempt, compiled so it can join an atomic batch. */
+export function loginLogRow(
+  deps: Deps,
+  client: LoginClient,
+  loginName: string,
+  status: 'success' | 'failure',
+  msg: string,
+  userId: number | null,
+) {
+  return deps.db
+    .insertInto('login_log')
+    .values({
+      login_name: loginName.slice(0, 64),
+      user_id: userId,
+      status,
+      msg: msg.slice(0, 300),
+      ip: client.ip,
+      user_agent: client.userAgent,
+      browser: client.browser,
+      os: client.os,
+      country: client.country,
+      city: client.city,
+      trace_id: client.traceId,
+      created_at: isoNow(deps.clock),
+    })
+    .compile();
+}
+
 export async function login(deps: Deps, input: LoginInput, client: LoginClient) {
   const { db, clock, config } = deps;
   const loginName = input.loginName.slice(0, 64);
   const nameKey = `login:${loginName.toLowerCase()}|${client.ip}`;
   const addressKey = `login-ip:${client.ip}`;
   const logRow = (status: 'success' | 'failure', msg: string, userId: number | null) =>
-    db
-      .insertInto('login_log')
-      .values({
-        login_name: loginName,
-        user_id: userId,
-        status,
-        msg,
-        ip: client.ip,
-        user_agent: client.userAgent,
-        browser: client.browser,
-        os: client.os,
-        country: client.country,
-        city: client.city,
-        trace_id: client.traceId,
-        created_at: isoNow(clock),
-      })
-      .compile();
+    loginLogRow(deps, client, loginName, status, msg, userId);
   const refuse = async (err: AppError, userId: number | null = null): Promise<never> => {
     await db.executeQuery(logRow('failure', err.message, userId));
     throw err;
