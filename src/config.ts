@@ -29,7 +29,7 @@ const MiB = 1024 * 1024;
 const schema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-    PORT: int(3000, 1, 65535),
+    PORT: int(3000, 0, 65535),
     HOST: z.string().default('0.0.0.0'),
     DATABASE_PATH: z.string().min(1).default('./data/admin.db'),
     SQLITE_EXCLUSIVE: bool(true),

@@ -7,17 +7,8 @@ import {
   renderCaptchaSvg,
   type Rng,
 } from "../src/modules/auth/captcha-render";
+import { mulberry32 } from './support/rng';
 
-// Tiny seeded PRNG so renders are reproducible without touching global state.
-function mulberry32(seed: number): Rng {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const glyphPaths = (svg: string) => [...svg.matchAll(/<path class="g" d="([^"]+)"/g)].map((m) => m[1]!);
 const noisePaths = (svg: string) => [...svg.matchAll(/<path class="n" d="([^"]+)"/g)].map((m) => m[1]!);

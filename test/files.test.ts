@@ -357,6 +357,14 @@ describe('signed links', () => {
   });
   const parts = (url: string) => Object.fromEntries(new URL(url, 'http://x').searchParams) as { id: string; exp: string; sig: string };
 
+  test('a deleted file id is never given to a new upload, so its old link cannot serve other content', async () => {
+    const first = (await upload(t, 'sysFile', admin, { filename: 'payroll-a.txt', data: 'salary A' })).data;
+    expect((await t.call('POST', '/app/sysFile/delete', { token: admin, body: { ids: [first.id] } })).status).toBe(200);
+    const second = (await upload(t, 'sysFile', admin, { filename: 'payroll-b.txt', data: 'salary B' })).data;
+    expect(second.id).toBeGreaterThan(first.id);
+    expect((await get(t, first.url)).status).toBe(404);
+  });
+
   test('valid without any header', async () => {
     const res = await get(t, rec.url);
     expect(res.status).toBe(200);

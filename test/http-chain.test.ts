@@ -211,3 +211,26 @@ describe('headers on every answer', () => {
     }
   });
 });
+
+describe('TRUST_PROXY', () => {
+  test('the client address is the last X-Forwarded-For hop, so a client cannot pick one per request', async () => {
+    const p = await makeTestApp({ env: { TRUST_PROXY: 'true' } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await p.call('POST', '/auth/login', {
+        body: { loginName: 'admin', password: `wrong-guess-${i}` },
+        headers: { 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7` },
+      });
+      statuses.push(r.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    const ips = p.sqlite.query('SELECT DISTINCT ip FROM login_log').all();
+    expect(ips).toEqual([{ ip: '203.0.113.7' }]);
+  });
+
+  test('without TRUST_PROXY the header is ignored', async () => {
+    const r = await t.call('POST', '/auth/login', { body: { loginName: 'nobody', password: 'whatever-1' }, headers: { 'x-forwarded-for': '192.0.2.1' } });
+    expect(r.status).toBe(401);
+    expect(t.sqlite.query('SELECT ip FROM login_log WHERE trace_id = ?').get(r.json.traceId)).toEqual({ ip: '127.0.0.1' });
+  });
+});

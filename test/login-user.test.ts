@@ -75,6 +75,13 @@ describe('updateInfo', () => {
     expect(JSON.parse(op.params as string)).toEqual({ nickName: 'Boss', email: 'boss@example.com', phone: '+1 555 0100' });
   });
 
+  test('strings are trimmed, the email too', async () => {
+    const token = await t.login();
+    const r = await t.call('POST', '/app/sysLoginUser/updateInfo', { token, body: { email: '  trimmed@example.com  ' } });
+    expect(r.status).toBe(200);
+    expect(r.data.email).toBe('trimmed@example.com');
+  });
+
   test.each([
     [{ id: 5 }, 'id'],
     [{ passwordHash: 'x' }, 'passwordHash'],
@@ -137,4 +144,19 @@ describe('updatePassword', () => {
     expect(JSON.parse(op.params)).toEqual({ oldPassword: '[REDACTED]', newPassword: '[REDACTED]' });
     expect(op.params).not.toContain('Moved-On');
   });
+
+  test('wrong old passwords are throttled like logins: the 6th try is 429, even with the right one', async () => {
+    const u = await plainUser('guessed', []);
+    for (let i = 0; i < 5; i++) {
+      const r = await t.call('POST', '/app/sysLoginUser/updatePassword', { token: u.token, body: { oldPassword: `guess-${i}-pass`, newPassword: 'Brand-New-Pass-9' } });
+      expect(r.status).toBe(400);
+    }
+    const locked = await t.call('POST', '/app/sysLoginUser/updatePassword', { token: u.token, body: { oldPassword: 'Plain-User-Pass-1', newPassword: 'Brand-New-Pass-9' } });
+    expect(locked.status).toBe(429);
+    expect(Number(locked.res.headers.get('retry-after'))).toBeGreaterThan(0);
+    t.clock.advance(10 * 60_000 + 1000);
+    const ok = await t.call('POST', '/app/sysLoginUser/updatePassword', { token: u.token, body: { oldPassword: 'Plain-User-Pass-1', newPassword: 'Brand-New-Pass-9' } });
+    expect(ok.status).toBe(200);
+  });
 });
+

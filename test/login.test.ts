@@ -181,4 +181,46 @@ describe('throttling', () => {
     t.clock.advance(10 * 60_000 + 1000);
     expect((await loginWithCaptcha('admin', ADMIN_PASSWORD, ip)).status).toBe(200);
   });
+
+  test('a burst of parallel guesses is counted as it arrives: at most 5 reach the password check', async () => {
+    const ip = '10.4.0.1';
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => loginWithCaptcha('admin', `burst-guess-${i}`, ip)));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(15);
+    expect((await loginWithCaptcha('admin', ADMIN_PASSWORD, ip)).status).toBe(429);
+  });
+
+  test('a right password in a burst after 4 failures cannot sneak past the lock', async () => {
+    const ip = '10.4.0.2';
+    for (let i = 0; i < 4; i++) expect((await loginWithCaptcha('admin', `before-${i}-guess`, ip)).status).toBe(401);
+    const burst = await Promise.all([
+      ...Array.from({ length: 10 }, (_, i) => loginWithCaptcha('admin', `burst-${i}-guess`, ip)),
+      loginWithCaptcha('admin', ADMIN_PASSWORD, ip),
+    ]);
+    const wrong401 = burst.slice(0, 10).filter((r) => r.status === 401).length;
+    const right = burst[10]!.status;
+    // Only one more attempt fits under the limit of 5: either a guess used it, or the right password did.
+    expect(wrong401 + (right === 200 ? 1 : 0)).toBeLessThanOrEqual(1);
+  });
+
+  test('a success gives its reserved count back to the address', async () => {
+    const ip = '10.4.0.3';
+    for (let i = 0; i < 35; i++) expect((await loginWithCaptcha('admin', ADMIN_PASSWORD, ip)).status).toBe(200);
+  });
+});
+
+
+describe('refused login bodies are attempts too', () => {
+  test('a body that fails validation writes a failure row with the name it carried', async () => {
+    const r = await t.call('POST', '/auth/login', { body: { loginName: 'mallory', password: '' }, headers: { 'x-test-ip': '10.5.0.1' } });
+    expect(r.status).toBe(400);
+    const row = t.sqlite.query('SELECT login_name, status, msg, ip FROM login_log WHERE trace_id = ?').get(r.json.traceId);
+    expect(row).toEqual({ login_name: 'mallory', status: 'failure', msg: r.json.msg, ip: '10.5.0.1' });
+  });
+  test('without a usable name the row has an empty one', async () => {
+    const r = await t.call('POST', '/auth/login', { body: { loginName: 42, password: 'x' } });
+    expect(r.status).toBe(400);
+    expect(t.sqlite.query('SELECT login_name FROM login_log WHERE trace_id = ?').get(r.json.traceId)).toEqual({ login_name: '' });
+  });
 });

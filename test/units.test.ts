@@ -79,6 +79,12 @@ describe('op-log params', () => {
     });
   });
 
+  test('also redacts look-alike keys a refused body may carry', () => {
+    expect(redact({ pwd: 'p', apiKey: 'k', api_key: 'k', privateKey: 'x', sig: 's', authorization: 'Bearer x', code: 'admin', name: 'n' })).toEqual({
+      pwd: '[REDACTED]', apiKey: '[REDACTED]', api_key: '[REDACTED]', privateKey: '[REDACTED]', sig: '[REDACTED]', authorization: '[REDACTED]', code: 'admin', name: 'n',
+    });
+  });
+
   test('caps at 2 KiB of UTF-8 without splitting a character', () => {
     const s = serializeParams({ remark: '汉'.repeat(5000) });
     expect(new TextEncoder().encode(s).length).toBeLessThanOrEqual(OP_PARAMS_MAX_BYTES);

@@ -80,9 +80,9 @@ export async function main(env: Record<string, string | undefined> = process.env
   const server = Bun.serve({
     port: config.PORT,
     hostname: config.HOST,
-    // Bun's own cap (128 MiB by default) must not undercut the configured upload limits; the app
-    // enforces the exact limits on the stream.
-    maxRequestBodySize: Math.max(config.MAX_UPLOAD_BYTES, config.MAX_IMAGE_BYTES) + 1024 * 1024,
+    // Bun's own cap would answer a bare 413 (no envelope, no CORS, no op-log row) before the app
+    // runs; the app refuses oversize bodies itself, by Content-Length and on the stream.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     fetch: (req, srv) => app.fetch(req, srv),
   });
   log.log('info', 'listening', { url: `http://${server.hostname}:${server.port}`, docs: config.DOCS_ENABLED ? '/docs' : 'off' });

@@ -2,10 +2,14 @@ import type { Context } from 'hono';
 import type { Deps } from '../deps';
 import { parseUserAgent } from '../core/user-agent';
 
-/** The caller's address: the socket's, or the first X-Forwarded-For hop when TRUST_PROXY is set. */
+/**
+ * The caller's address: the socket's, or with TRUST_PROXY the last X-Forwarded-For hop — the one
+ * our own proxy appended. Earlier hops are whatever the client sent and would let it pick an
+ * address per request (dodging throttles, or locking out someone else's).
+ */
 export function clientIp(deps: Deps, c: Context): string {
   if (deps.config.TRUST_PROXY) {
-    const xff = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
+    const xff = c.req.header('x-forwarded-for')?.split(',').map((s) => s.trim()).filter(Boolean).at(-1);
     if (xff) return xff.slice(0, 64);
   }
   return (deps.client.socketAddress(c) ?? '').slice(0, 64);

@@ -2,7 +2,11 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { errorFields } from '../core/log';
 import { clientInfo } from './client';
 
-const SECRET_KEY = /pass(word)?|secret|token|credential/i;
+/**
+ * Keys whose values never reach the log. Refused bodies are stored as sent, unknown keys included,
+ * so the net is wide: pass/pwd, secrets, tokens, credentials, API and private keys, signatures.
+ */
+const SECRET_KEY = /pass|pwd|secret|token|credential|api[-_]?key|private[-_]?key|signature|^sig$|^auth/i;
 export const OP_PARAMS_MAX_BYTES = 2048;
 
 /** Deep copy with the values of password/secret/token-like keys replaced. */

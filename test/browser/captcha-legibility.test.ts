@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { CAPTCHA_ALPHABET, randomCaptchaText, renderCaptchaSvg, type Rng } from '../../src/modules/auth/captcha-render';
 import { hasChromium, launchChromium, noteSkip } from './support';
+import { mulberry32 } from '../support/rng';
 
 noteSkip('test/browser/captcha-legibility.test.ts');
 
@@ -20,16 +21,6 @@ const MAX_OVERLAP = 0.1;
 /** Relative luminance below which a pixel counts as glyph ink. */
 const DARK = 0.13;
 
-/** Seeded, so a failure names a reproducible captcha. */
-function mulberry32(seed: number): Rng {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const samples = Array.from({ length: COUNT }, (_, i) => {
   const rng = mulberry32(1000 + i);

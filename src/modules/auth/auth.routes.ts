@@ -1,10 +1,28 @@
+import type { Context } from 'hono';
+import { AppError } from '../../core/errors';
+import { describeZodError } from '../../http/errors';
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, okBody } from '../../core/envelope';
 import { guarded } from '../../http/guard';
 import { clientInfo } from '../../http/client';
 import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router';
 import { issueCaptcha } from './captcha.service';
-import { login, logout } from './login.service';
+import { login, loginLogRow, logout } from './login.service';
+
+/** Who is attempting: address, device and, on Workers, location. */
+function loginClient(c: Context) {
+  const deps = c.var.deps;
+  const where = deps.client.location?.(c) ?? { country: null, city: null };
+  return { ...clientInfo(deps, c), ...where, traceId: c.var.traceId };
+}
+
+async function refuseLoginBody(c: Context, error: z.ZodError, raw: unknown): Promise<never> {
+  const err = new AppError('BAD_REQUEST', describeZodError(error));
+  const named = raw && typeof raw === 'object' ? (raw as { loginName?: unknown }).loginName : undefined;
+  const name = typeof named === 'string' ? named.trim() : '';
+  await c.var.deps.db.executeQuery(loginLogRow(c.var.deps, loginClient(c), name, 'failure', err.message, null));
+  throw err;
+}
 
 const CaptchaSchema = z
   .object({
@@ -75,12 +93,15 @@ export const authRoutes = createRouter()
     const deps = c.var.deps;
     return c.json(okBody(await issueCaptcha(deps, clientInfo(deps, c).ip), c.var.traceId), 200);
   })
-  .openapi(loginRoute, async (c) => {
-    const deps = c.var.deps;
-    const where = deps.client.location?.(c) ?? { country: null, city: null };
-    const result = await login(deps, c.req.valid('json'), { ...clientInfo(deps, c), ...where, traceId: c.var.traceId });
-    return c.json(okBody(result, c.var.traceId), 200);
-  })
+  .openapi(
+    loginRoute,
+    async (c) => {
+      const result = await login(c.var.deps, c.req.valid('json'), loginClient(c));
+      return c.json(okBody(result, c.var.traceId), 200);
+    },
+    // A refused body is an attempt too: it gets its login-log row before the usual 400.
+    (result, c) => (result.success ? undefined : refuseLoginBody(c, result.error, (result as { data?: unknown }).data)),
+  )
   .openapi(logoutRoute, async (c) => {
     await logout(c.var.deps, c.var.auth.sessionId);
     return c.json(okBody(null, c.var.traceId), 200);

@@ -4,7 +4,7 @@ import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../co
 import type { PasswordHasher } from '../../core/ports';
 import { isoNow } from '../../core/time';
 import { consumeCaptcha } from './captcha.service';
-import { hit, lockedFor } from './rate-limit';
+import { hit, lockedFor, releaseQuery } from './rate-limit';
 import { signSessionToken } from './session';
 
 export interface LoginInput {
@@ -44,29 +44,41 @@ export function dummyHash(hasher: PasswordHasher): Promise<string> {
   return p;
 }
 
+/** The login-log row of one attempt, compiled so it can join an atomic batch. */
+export function loginLogRow(
+  deps: Deps,
+  client: LoginClient,
+  loginName: string,
+  status: 'success' | 'failure',
+  msg: string,
+  userId: number | null,
+) {
+  return deps.db
+    .insertInto('login_log')
+    .values({
+      login_name: loginName.slice(0, 64),
+      user_id: userId,
+      status,
+      msg: msg.slice(0, 300),
+      ip: client.ip,
+      user_agent: client.userAgent,
+      browser: client.browser,
+      os: client.os,
+      country: client.country,
+      city: client.city,
+      trace_id: client.traceId,
+      created_at: isoNow(deps.clock),
+    })
+    .compile();
+}
+
 export async function login(deps: Deps, input: LoginInput, client: LoginClient) {
   const { db, clock, config } = deps;
   const loginName = input.loginName.slice(0, 64);
   const nameKey = `login:${loginName.toLowerCase()}|${client.ip}`;
   const addressKey = `login-ip:${client.ip}`;
   const logRow = (status: 'success' | 'failure', msg: string, userId: number | null) =>
-    db
-      .insertInto('login_log')
-      .values({
-        login_name: loginName,
-        user_id: userId,
-        status,
-        msg,
-        ip: client.ip,
-        user_agent: client.userAgent,
-        browser: client.browser,
-        os: client.os,
-        country: client.country,
-        city: client.city,
-        trace_id: client.traceId,
-        created_at: isoNow(clock),
-      })
-      .compile();
+    loginLogRow(deps, client, loginName, status, msg, userId);
   const refuse = async (err: AppError, userId: number | null = null): Promise<never> => {
     await db.executeQuery(logRow('failure', err.message, userId));
     throw err;
@@ -78,18 +90,28 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
   if (lockMs > 0) return refuse(tooMany(lockMs / 1000, 'Too many failed login attempts, try again later'));
   if (!captchaOk) return refuse(badRequest('securityCode: the verification code is wrong or has expired'));
 
+  // The attempt is counted before the slow hash, so a burst of parallel guesses is refused as it
+  // arrives instead of all passing the lock check above; a success takes its count back.
+  const byName = await hit(deps, nameKey, NAME_RULE);
+  const byAddress = await hit(deps, addressKey, ADDRESS_RULE);
+  if (byName.count > NAME_RULE.limit || byAddress.count > ADDRESS_RULE.limit) {
+    const until = Math.max(Date.parse(byName.lockedUntil ?? '') || 0, Date.parse(byAddress.lockedUntil ?? '') || 0);
+    return refuse(tooMany(Math.max(1, (until - clock.now()) / 1000), 'Too many failed login attempts, try again later'));
+  }
+
   const user = await db
     .selectFrom('users')
     .select(['id', 'login_name', 'password_hash', 'status'])
     .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
     .executeTakeFirst();
   const passwordOk = await deps.hasher.verify(user?.password_hash ?? (await dummyHash(deps.hasher)), input.password);
-  if (!user || !passwordOk) {
-    await hit(deps, nameKey, NAME_RULE);
-    await hit(deps, addressKey, ADDRESS_RULE);
-    return refuse(unauthorized(BAD_CREDENTIALS));
+  if (!user || !passwordOk) return refuse(unauthorized(BAD_CREDENTIALS));
+  // The right password is no guess: a disabled account gives its count back, then is refused.
+  const release = [db.deleteFrom('rate_limits').where('key', '=', nameKey).compile(), releaseQuery(deps, addressKey, ADDRESS_RULE)];
+  if (user.status !== 'enabled') {
+    await deps.atomic(release);
+    return refuse(forbidden('This account is disabled'), user.id);
   }
-  if (user.status !== 'enabled') return refuse(forbidden('This account is disabled'), user.id);
 
   const sessionId = deps.ids.uuid();
   const { token, exp } = await signSessionToken(deps, user.id, sessionId);
@@ -111,7 +133,7 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
       })
       .compile(),
     db.updateTable('users').set({ last_login_at: now, last_login_ip: client.ip }).where('id', '=', user.id).compile(),
-    db.deleteFrom('rate_limits').where('key', '=', nameKey).compile(),
+    ...release,
     logRow('success', 'Login succeeded', user.id),
   ]);
   return { token, tokenType: 'Bearer' as const, expiresIn: config.TOKEN_TTL_SECONDS, expiresAt };

@@ -45,3 +45,18 @@ export async function lockedFor(deps: Deps, keys: string[]): Promise<number> {
     .executeTakeFirst();
   return row?.until ? Date.parse(row.until) - deps.clock.now() : 0;
 }
+
+/**
+ * Takes back one counted event (an attempt reserved before its outcome was known that turned out
+ * fine), lifting a lock that only that event had caused.
+ */
+export function releaseQuery(deps: Deps, key: string, rule: WindowRule) {
+  return deps.db
+    .updateTable('rate_limits')
+    .set({
+      count: sql`max(count - 1, 0)`,
+      locked_until: sql`CASE WHEN count - 1 < ${rule.limit} THEN NULL ELSE locked_until END`,
+    })
+    .where('key', '=', key)
+    .compile();
+}

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, okBody } from '../../core/envelope';
 import { guarded } from '../../http/guard';
 import { createRouter, jsonBody } from '../../http/router';
-import { UserSchema } from '../users/user.model';
+import { UserSchema, selfProfileFields } from '../users/user.model';
 import { loginUserInformation, updateInfo, updatePassword } from './login-user.service';
 
 const RouterMenuSchema = z
@@ -31,16 +31,7 @@ const LoginUserInformation = z
   })
   .openapi('LoginUserInformation');
 
-const optionalText = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
-
-const UpdateInfoRequest = z
-  .strictObject({
-    nickName: z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
-    email: z.email('must be an email address').max(128).nullable().optional(),
-    phone: optionalText(32).regex(/^[0-9+\-() ]*$/, 'may contain digits, spaces and + - ( ) only').nullable().optional(),
-    avatar: optionalText(512).nullable().optional(),
-  })
-  .openapi('UpdateInfoRequest');
+const UpdateInfoRequest = z.strictObject(selfProfileFields).openapi('UpdateInfoRequest');
 
 const UpdatePasswordRequest = z
   .strictObject({

@@ -1,6 +1,8 @@
 import type { Deps } from '../../deps';
 import type { AuthUser } from '../../http/context';
-import { badRequest, notFound } from '../../core/errors';
+import { badRequest, notFound, tooMany } from '../../core/errors';
+import { hit, lockedFor } from '../auth/rate-limit';
+import { NAME_RULE } from '../auth/login.service';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { isoNow } from '../../core/time';
 import { buildTree } from '../../core/tree';
@@ -124,7 +126,15 @@ export async function updateInfo(deps: Deps, auth: AuthUser, input: ProfileInput
 export async function updatePassword(deps: Deps, auth: AuthUser, input: { oldPassword: string; newPassword: string }) {
   const row = await deps.db.selectFrom('users').select(['password_hash', 'login_name']).where('id', '=', auth.userId).executeTakeFirst();
   if (!row) throw notFound('User not found');
+  // A stolen token must not become a way to guess the password: wrong old passwords are throttled
+  // like logins, counted before the hash so a parallel burst is refused as it arrives.
+  const key = `password-change:${auth.userId}`;
+  const lockMs = await lockedFor(deps, [key]);
+  if (lockMs > 0) throw tooMany(lockMs / 1000, 'Too many wrong passwords, try again later');
+  const counted = await hit(deps, key, NAME_RULE);
+  if (counted.count > NAME_RULE.limit) throw tooMany((Date.parse(counted.lockedUntil ?? '') - deps.clock.now()) / 1000 || 1, 'Too many wrong passwords, try again later');
   if (!(await deps.hasher.verify(row.password_hash, input.oldPassword))) throw badRequest('oldPassword: is incorrect');
+  await deps.db.deleteFrom('rate_limits').where('key', '=', key).execute();
   assertPasswordAllowed(input.newPassword, row.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
   if (input.newPassword === input.oldPassword) throw badRequest('newPassword: must differ from the old password');
   const hash = await deps.hasher.hash(input.newPassword);

@@ -4,7 +4,7 @@ import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
 import { DeletedCount } from '../login-logs/login-logs.schemas';
-import { OpLogDeleteRequest, OpLogDetailSchema, OpLogPage, OpLogPageRequest } from './op-logs.schemas';
+import { OpLogDeleteRequest, OpLogSchema, OpLogPage, OpLogPageRequest } from './op-logs.schemas';
 import { clearOpLogs, deleteOpLogs, opLogDetail, opLogPage } from './op-logs.service';
 
 const tags = ['Operation log'];
@@ -31,7 +31,7 @@ const detailRoute = guarded(
     summary: 'One recorded operation with its (redacted) params',
     request: { query: idQuerySchema },
     responses: {
-      200: { description: 'The operation', content: { 'application/json': { schema: envelope(OpLogDetailSchema) } } },
+      200: { description: 'The operation', content: { 'application/json': { schema: envelope(OpLogSchema) } } },
       404: errorResponse('No such row'),
     },
   }),

@@ -16,13 +16,11 @@ const opLogFields = {
   durationMs: z.number().int(),
   traceId: z.string(),
   createdAt: z.string(),
+  params: z.string().openapi({ description: 'Request JSON, secrets redacted, at most 2 KiB' }),
 };
 
-/** A page row: everything but the request params, which only detail returns. */
+/** One operation-log row with every field of the contract (page records and detail alike). */
 export const OpLogSchema = z.object(opLogFields).openapi('OpLog');
-export const OpLogDetailSchema = z
-  .object({ ...opLogFields, params: z.string().openapi({ description: 'Request JSON, secrets redacted, at most 2 KiB' }) })
-  .openapi('OpLogDetail');
 
 const identifier = z
   .string()

@@ -15,10 +15,10 @@ const SORT = {
 
 const COLUMNS = [
   'id', 'module', 'action', 'method', 'path', 'operator_id', 'operator_name', 'ip', 'user_agent',
-  'status', 'error_msg', 'duration_ms', 'trace_id', 'created_at',
+  'status', 'error_msg', 'duration_ms', 'trace_id', 'created_at', 'params',
 ] as const;
 
-function toOpLog(r: Omit<Selectable<OpLogTable>, 'params'>): OpLog {
+function toOpLog(r: Selectable<OpLogTable>): OpLog {
   return {
     id: r.id,
     module: r.module,
@@ -34,6 +34,7 @@ function toOpLog(r: Omit<Selectable<OpLogTable>, 'params'>): OpLog {
     durationMs: r.duration_ms,
     traceId: r.trace_id,
     createdAt: r.created_at,
+    params: r.params,
   };
 }
 
@@ -52,14 +53,14 @@ export async function opLogPage(deps: Deps, req: OpLogPageInput) {
     sortColumns: SORT,
     defaultSort: 'createdAt',
     idColumn: 'id',
-    map: (r: Omit<Selectable<OpLogTable>, 'params'>) => toOpLog(r),
+    map: (r: Selectable<OpLogTable>) => toOpLog(r),
   });
 }
 
 export async function opLogDetail(deps: Deps, id: number) {
   const row = await deps.db.selectFrom('op_log').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound(`Operation log ${id} not found`);
-  return { ...toOpLog(row), params: row.params };
+  return toOpLog(row);
 }
 
 /** Deletes the given rows; ids that no longer exist are skipped. */

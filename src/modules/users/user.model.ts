@@ -51,3 +51,13 @@ export const LoginNameSchema = z
   .string()
   .trim()
   .regex(/^[A-Za-z0-9_.@-]{2,64}$/, 'must be 2-64 characters: letters, digits, _ . @ -');
+
+const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
+
+/** The profile fields a user may edit about themselves; sysUser add/edit take them too. */
+export const selfProfileFields = {
+  nickName: text(64).min(1, 'must not be empty').optional(),
+  email: text(128).pipe(z.email('must be an email address')).openapi({ format: 'email' }).nullable().optional(),
+  phone: text(32).regex(/^[0-9+\-() ]*$/, 'may contain digits, spaces and + - ( ) only').nullable().optional(),
+  avatar: text(512).nullable().optional(),
+};

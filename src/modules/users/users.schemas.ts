@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { dateRangeParams, idSchema, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
 import { PASSWORD_MAX_LENGTH } from '../../core/password-policy';
-import { LoginNameSchema, UserSchema } from './user.model';
+import { LoginNameSchema, UserSchema, selfProfileFields } from './user.model';
 
 export const StatusSchema = z.enum(['enabled', 'disabled'], { message: "must be 'enabled' or 'disabled'" });
 
@@ -16,10 +16,7 @@ export const roleIdsSchema = z
 
 /** The editable profile fields, shared by add and edit. */
 const profileFields = {
-  nickName: text(64).min(1, 'must not be empty').optional(),
-  email: text(128).pipe(z.email('must be an email address')).openapi({ format: 'email' }).nullable().optional(),
-  phone: text(32).regex(/^[0-9+\-() ]*$/, 'may contain digits, spaces and + - ( ) only').nullable().optional(),
-  avatar: nullableText(512),
+  ...selfProfileFields,
   remark: nullableText(255),
   status: StatusSchema.optional(),
   roleIds: roleIdsSchema.optional(),

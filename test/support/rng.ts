@@ -1,0 +1,12 @@
+import type { Rng } from '../../src/modules/auth/captcha-render';
+
+/** Tiny seeded PRNG (mulberry32): reproducible captchas without touching global state. */
+export function mulberry32(seed: number): Rng {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
