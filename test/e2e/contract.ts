@@ -231,12 +231,22 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
         const flat = (nodes: any[]): any[] => nodes.flatMap((n) => [n, ...flat(n.children ?? [])]);
         const menu = flat(tree.data).find((m) => m.permission === 'sys:user:page');
         expect(menu).toBeDefined();
+        const grantButton = flat(tree.data).find((m) => m.permission === 'sys:user:grantRole');
+        expect(grantButton).toBeDefined();
         const role = await call(t.captchaOff, 'POST', '/app/sysRole/add', { token: admin, body: { name: 'Pager', code: `pager${Date.now() % 100000}` } });
         expectEnvelope(role, 200);
-        expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role.data.id, menuIds: [menu.id] } }), 200);
+        const menuIds = [menu.id, grantButton.id];
+        expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role.data.id, menuIds } }), 200);
         expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/grantRole', { token: admin, body: { userId, roleIds: [role.data.id] } }), 200);
         expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/page', { token: plain, body: {} }), 200);
         expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/add', { token: plain, body: { loginName: `${loginName}y`, password } }), 403);
+        // sys:user:grantRole is no way to super admin (403); an ordinary grant by a non-super-admin
+        // runs its batch with the super-admin guard statement first (a D1 batch on Workers).
+        const escalate = await call(t.captchaOff, 'POST', '/app/sysUser/grantRole', { token: plain, body: { userId, roleIds: [role.data.id, 1] } });
+        expectEnvelope(escalate, 403);
+        expect(escalate.json.msg).toContain('Only a super administrator');
+        expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/grantRole', { token: plain, body: { userId, roleIds: [role.data.id] } }), 200);
+        expect((await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: plain })).data.permissions).not.toContain('*');
       }
 
       // Optimistic locking: the version guard runs inside the atomic batch (a D1 batch on Workers).
