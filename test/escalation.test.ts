@@ -305,3 +305,25 @@ describe('the super-admin check holds inside the write', () => {
     expect(JSON.stringify(t.sqlite.query('SELECT params FROM op_log').all())).not.toContain('Taken-Over-Passw0rd');
   });
 });
+
+describe('rule 5: roles granted by a non-super-admin carry only menus the caller holds', () => {
+  test('grantRole, add and edit with roleIds refuse a role with a menu the caller lacks; a role within their own menus is fine', async () => {
+    const manager = await userWithCodes(t, admin, ['sys:user:grantRole', 'sys:user:add', 'sys:user:edit', 'sys:user:page'], uniq('delegate'));
+    const wide = await post('/app/sysRole/add', { name: uniq('wide'), code: uniq('wide') }, admin);
+    expect((await post('/app/sysRole/grantMenu', { roleId: wide.data.id, menuIds: menuIdsFor(t, ['sys:user:page', 'sys:user:delete']) }, admin)).status).toBe(200);
+    const narrow = await post('/app/sysRole/add', { name: uniq('narrow'), code: uniq('narrow') }, admin);
+    expect((await post('/app/sysRole/grantMenu', { roleId: narrow.data.id, menuIds: menuIdsFor(t, ['sys:user:page']) }, admin)).status).toBe(200);
+    const target = await plainUser();
+
+    const msg = /^roleIds: you can only grant or revoke roles whose menus you hold yourself/;
+    await refused('/app/sysUser/grantRole', { userId: target, roleIds: [wide.data.id] }, manager.token, msg);
+    await refused('/app/sysUser/add', { loginName: uniq('sneaky'), password: USER_PASSWORD, roleIds: [wide.data.id] }, manager.token, msg);
+    await refused('/app/sysUser/edit', { id: target, version: version('users', target), roleIds: [wide.data.id] }, manager.token, msg);
+
+    expect((await post('/app/sysUser/grantRole', { userId: target, roleIds: [narrow.data.id] }, manager.token)).status).toBe(200);
+    expect(roleIdsOf(target)).toEqual([narrow.data.id]);
+    // Taking away a role the caller could not have given is refused too.
+    expect((await post('/app/sysUser/grantRole', { userId: target, roleIds: [wide.data.id] }, admin)).status).toBe(200);
+    await refused('/app/sysUser/grantRole', { userId: target, roleIds: [] }, manager.token, msg);
+  });
+});

@@ -1,5 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
+import { heldMenuIds } from './held';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
 import type { AuthUser } from '../../http/context';
 import { guardStatement } from '../../core/guards';
@@ -144,9 +145,6 @@ export async function changeRoleStatus(deps: Deps, input: { id: number; status: 
 }
 
 /** Menu ids granted to the user's enabled roles: what a non-super-admin may hand out or take back. */
-const heldMenuIds = (userId: number) =>
-  sql<number>`(SELECT rm.menu_id FROM role_menu rm JOIN user_role ur ON ur.role_id = rm.role_id
-    JOIN roles r ON r.id = rm.role_id AND r.status = 'enabled' WHERE ur.user_id = ${userId})`;
 
 /**
  * Replaces the role's menus atomically; an unknown menu id fails the whole write (400).

@@ -15,6 +15,7 @@ import {
   unknownIdsMessage,
   versionGuard,
 } from './guarded-write';
+import { assertMayGrantRoles, changedRoles } from '../roles/held';
 import { toUser } from './user.model';
 import { findUser, findUserByLoginName, grantStatements, revokeSessions } from './users.repo';
 import type { AddUserInput, EditUserInput } from './users.schemas';
@@ -58,6 +59,7 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
   const { db } = deps;
   const roleIds = input.roleIds ?? [];
   await assertMayTouchSuperAdmin(deps, auth, { roleIds }, ONLY_SUPER.add);
+  await assertMayGrantRoles(deps, auth, roleIds);
   assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
   // Cheap early answer; the unique index decides when two adds race.
   if (await findUserByLoginName(deps, input.loginName)) throw conflict(loginNameTaken(input.loginName));
@@ -115,6 +117,7 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   }
   const touch = { userIds: [input.id], roleIds: input.roleIds ?? [] };
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.edit);
+  if (input.roleIds !== undefined) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.id, input.roleIds));
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
   const now = isoNow(deps.clock);
   const set: Record<string, unknown> = {};
@@ -221,6 +224,7 @@ export async function grantRoles(deps: Deps, auth: AuthUser, input: { userId: nu
   await requireUser(deps, input.userId);
   const touch = { userIds: [input.userId], roleIds: input.roleIds };
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.grantRole);
+  await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.userId, input.roleIds));
   const queries = [...superAdminOnly(deps, auth, touch), ...grantStatements(deps, input.userId, input.roleIds), lastSuperAdminGuard(deps)];
   await guardedWrite(deps, queries, {
     superAdminOnly: ONLY_SUPER.grantRole,
