@@ -56,34 +56,20 @@ const menuFields = {
   status: z.enum(['enabled', 'disabled'], { message: 'must be enabled or disabled' }),
 };
 
+/** Every field optional but title and type; unknown fields refused (strict). */
 export const MenuAddRequest = z
-  .strictObject({
-    ...menuFields,
-    parentId: menuFields.parentId.optional(),
-    path: menuFields.path.optional(),
-    component: menuFields.component.optional(),
-    icon: menuFields.icon.optional(),
-    permission: menuFields.permission.optional(),
-    sort: menuFields.sort.optional(),
-    hidden: menuFields.hidden.optional(),
-    status: menuFields.status.optional(),
-  })
+  .strictObject(menuFields)
+  .partial()
+  .required({ title: true, type: true })
   .openapi('MenuAddRequest');
 
+/** `id`, the `version` read, and any of the add fields; omitted fields stay as they are. */
 export const MenuEditRequest = z
-  .strictObject({
+  .strictObject(menuFields)
+  .partial()
+  .extend({
     id: idSchema,
     version: z.number({ message: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1'),
-    parentId: menuFields.parentId.optional(),
-    title: menuFields.title.optional(),
-    type: menuFields.type.optional(),
-    path: menuFields.path.optional(),
-    component: menuFields.component.optional(),
-    icon: menuFields.icon.optional(),
-    permission: menuFields.permission.optional(),
-    sort: menuFields.sort.optional(),
-    hidden: menuFields.hidden.optional(),
-    status: menuFields.status.optional(),
   })
   .openapi('MenuEditRequest');
 
