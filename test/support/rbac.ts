@@ -1,14 +1,27 @@
 import type { PermissionCode } from '../../src/core/permissions';
-import type { TestApp } from './app';
+import type { AnyTestApp, BunTestApp } from './app';
 
 /** A password that passes the policy, for users made by tests. */
 export const USER_PASSWORD = 'Valid-Passw0rd-9';
 
+type Maybe<T> = T | Promise<T>;
+
+/**
+ * Rows of a read-only query on either runtime: at once on Bun (the older single-runtime tests read
+ * these helpers synchronously), as a promise on D1. Suites that run on both `await` the result.
+ */
+function query<T, R>(t: AnyTestApp, sql: string, params: (string | number)[], shape: (rows: T[]) => R): Maybe<R> {
+  if (t.runtime === 'bun') return shape(t.sqlite.query(sql).all(...params) as T[]);
+  return t.rows<T>(sql, ...params).then(shape);
+}
+
 /** Menu ids of the seeded buttons carrying these permission codes. */
-export function menuIdsFor(t: TestApp, codes: readonly string[]): number[] {
+export function menuIdsFor(t: BunTestApp, codes: readonly string[]): number[];
+export function menuIdsFor(t: AnyTestApp, codes: readonly string[]): Maybe<number[]>;
+export function menuIdsFor(t: AnyTestApp, codes: readonly string[]): Maybe<number[]> {
   if (codes.length === 0) return [];
   const marks = codes.map(() => '?').join(',');
-  return (t.sqlite.query(`SELECT id FROM menus WHERE permission IN (${marks}) ORDER BY id`).all(...codes) as { id: number }[]).map((r) => r.id);
+  return query<{ id: number }, number[]>(t, `SELECT id FROM menus WHERE permission IN (${marks}) ORDER BY id`, [...codes], (rows) => rows.map((r) => r.id));
 }
 
 let seq = 0;
@@ -17,11 +30,11 @@ let seq = 0;
  * Through the API as the admin: a role granted exactly `codes`, a user holding it, and that user's
  * token. `codes` empty gives a logged-in user without any permission.
  */
-export async function userWithCodes(t: TestApp, adminToken: string, codes: readonly PermissionCode[], name = `user${++seq}`) {
+export async function userWithCodes(t: AnyTestApp, adminToken: string, codes: readonly PermissionCode[], name = `user${++seq}`) {
   const role = await t.call('POST', '/app/sysRole/add', { token: adminToken, body: { name: `Role of ${name}`, code: `r_${name}` } });
   if (role.status !== 200) throw new Error(`role add failed: ${role.status} ${role.json.msg}`);
   const roleId = role.data.id as number;
-  const grant = await t.call('POST', '/app/sysRole/grantMenu', { token: adminToken, body: { roleId, menuIds: menuIdsFor(t, codes) } });
+  const grant = await t.call('POST', '/app/sysRole/grantMenu', { token: adminToken, body: { roleId, menuIds: await menuIdsFor(t, codes) } });
   if (grant.status !== 200) throw new Error(`grant failed: ${grant.status} ${grant.json.msg}`);
   const user = await t.call('POST', '/app/sysUser/add', {
     token: adminToken,
@@ -33,27 +46,32 @@ export async function userWithCodes(t: TestApp, adminToken: string, codes: reado
 }
 
 /** A second enabled super admin (holding role 1), with a token. */
-export async function superAdmin(t: TestApp, adminToken: string, name = `super${++seq}`) {
+export async function superAdmin(t: AnyTestApp, adminToken: string, name = `super${++seq}`) {
   const user = await t.call('POST', '/app/sysUser/add', { token: adminToken, body: { loginName: name, password: USER_PASSWORD, roleIds: [1] } });
   if (user.status !== 200) throw new Error(`user add failed: ${user.status} ${user.json.msg}`);
   return { userId: user.data.id as number, token: await t.login(name, USER_PASSWORD), loginName: name };
 }
 
-/** Rows of a table as plain objects, to compare before/after a refused request. */
-export function snapshot(t: TestApp, ...tables: string[]): string {
-  return JSON.stringify(tables.map((table) => t.sqlite.query(`SELECT * FROM ${table}`).all().map((r) => JSON.stringify(r)).sort()));
+/** Rows of tables as plain objects, to compare before/after a refused request. */
+export function snapshot(t: BunTestApp, ...tables: string[]): string;
+export function snapshot(t: AnyTestApp, ...tables: string[]): Maybe<string>;
+export function snapshot(t: AnyTestApp, ...tables: string[]): Maybe<string> {
+  const each = tables.map((table) => query<unknown, string[]>(t, `SELECT * FROM ${table}`, [], (rows) => rows.map((r) => JSON.stringify(r)).sort()));
+  const shape = (all: string[][]) => JSON.stringify(all);
+  return each.some((e) => e instanceof Promise) ? Promise.all(each).then(shape) : shape(each as string[][]);
 }
 
 /** Number of enabled users holding the enabled superAdmin role. */
-export function enabledSuperAdmins(t: TestApp): number {
-  return (
-    t.sqlite
-      .query(
-        `SELECT count(*) AS n FROM users u JOIN user_role ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id
-         WHERE u.status = 'enabled' AND r.status = 'enabled' AND r.code = 'superAdmin'`,
-      )
-      .get() as { n: number }
-  ).n;
+export function enabledSuperAdmins(t: BunTestApp): number;
+export function enabledSuperAdmins(t: AnyTestApp): Maybe<number>;
+export function enabledSuperAdmins(t: AnyTestApp): Maybe<number> {
+  return query<{ n: number }, number>(
+    t,
+    `SELECT count(*) AS n FROM users u JOIN user_role ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id
+     WHERE u.status = 'enabled' AND r.status = 'enabled' AND r.code = 'superAdmin'`,
+    [],
+    (rows) => rows[0]!.n,
+  );
 }
 
 /**
@@ -61,7 +79,7 @@ export function enabledSuperAdmins(t: TestApp): number {
  * arrived (or 500 ms passed), so concurrent requests all make their early checks before any of
  * them writes — the worst interleaving for check-then-write code. Returns how many writes arrived.
  */
-export async function withWriteBarrier<T>(t: TestApp, parties: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
+export async function withWriteBarrier<T>(t: AnyTestApp, parties: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
   const atomic = t.deps.atomic;
   const waiting: (() => void)[] = [];
   let writes = 0;
