@@ -68,8 +68,8 @@ function suite() {
   describe('auth table: no token 401, without the code 403, with the code 200', () => {
     for (const op of OPS) {
       test(`${op.method} ${op.path} [${op.code}]`, async () => {
-        const noCode = await userWithCodes(t, admin, OPS.filter((o) => o.code !== op.code).map((o) => o.code));
-        const holder = await userWithCodes(t, admin, [op.code]);
+        const noCode = await userWithCodes(t, OPS.filter((o) => o.code !== op.code).map((o) => o.code));
+        const holder = await userWithCodes(t, [op.code]);
         const send = async (token?: string) => {
           const { body, query } = await op.valid();
           return t.call(op.method, query ? `${op.path}?${query}` : op.path, token ? { token, body } : { body });
@@ -304,7 +304,7 @@ function suite() {
     const canPage = async (token: string) => (await t.call('POST', '/app/sysUser/page', { token, body: {} })).status;
 
     test('menu grant and revoke', async () => {
-      const u = await userWithCodes(t, admin, []);
+      const u = await userWithCodes(t, []);
       expect(await canPage(u.token)).toBe(403);
       await grant(u.roleId, ['sys:user:page']);
       expect(await canPage(u.token)).toBe(200);
@@ -313,7 +313,7 @@ function suite() {
     });
 
     test('role revoked from the user, and granted back', async () => {
-      const u = await userWithCodes(t, admin, ['sys:user:page']);
+      const u = await userWithCodes(t, ['sys:user:page']);
       expect(await canPage(u.token)).toBe(200);
       expect((await t.call('POST', '/app/sysUser/grantRole', { token: admin, body: { userId: u.userId, roleIds: [] } })).status).toBe(200);
       expect(await canPage(u.token)).toBe(403);
@@ -322,7 +322,7 @@ function suite() {
     });
 
     test('role disabled, and enabled again', async () => {
-      const u = await userWithCodes(t, admin, ['sys:user:page']);
+      const u = await userWithCodes(t, ['sys:user:page']);
       expect(await canPage(u.token)).toBe(200);
       expect((await t.call('POST', '/app/sysRole/changeStatus', { token: admin, body: { id: u.roleId, status: 'disabled' } })).status).toBe(200);
       expect((await roleRow(u.roleId))!.status).toBe('disabled');
@@ -334,14 +334,14 @@ function suite() {
     });
 
     test('user disabled: the old token stops at once', async () => {
-      const u = await userWithCodes(t, admin, ['sys:user:page']);
+      const u = await userWithCodes(t, ['sys:user:page']);
       expect(await canPage(u.token)).toBe(200);
       expect((await t.call('POST', '/app/sysUser/changeStatus', { token: admin, body: { id: u.userId, status: 'disabled' } })).status).toBe(200);
       expect(await canPage(u.token)).toBe(401);
     });
 
     test('superAdmin role granted and revoked', async () => {
-      const u = await userWithCodes(t, admin, []);
+      const u = await userWithCodes(t, []);
       expect(await canPage(u.token)).toBe(403);
       await t.call('POST', '/app/sysUser/grantRole', { token: admin, body: { userId: u.userId, roleIds: [u.roleId, 1] } });
       expect(await canPage(u.token)).toBe(200);

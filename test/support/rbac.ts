@@ -26,23 +26,46 @@ export function menuIdsFor(t: AnyTestApp, codes: readonly string[]): Maybe<numbe
 
 let seq = 0;
 
+/** What `userWithCodes` made. */
+export interface FixtureUser {
+  token: string;
+  userId: number;
+  roleId: number;
+  loginName: string;
+  /** The same as loginName (older tests read `name`). */
+  name: string;
+}
+
 /**
- * Through the API as the admin: a role granted exactly `codes`, a user holding it, and that user's
- * token. `codes` empty gives a logged-in user without any permission.
+ * The one user fixture: a non-admin user holding exactly `codes` through a fresh role of its own,
+ * written straight into the database (the users/roles API is tested by its own suites, and this
+ * leaves no op-log or admin session behind), then logged in through the API. Works on either
+ * runtime. A code without a seeded menu button throws. `codes` empty gives a user without any
+ * permission. The older form `userWithCodes(t, adminToken, codes, name)` still works.
  */
-export async function userWithCodes(t: AnyTestApp, adminToken: string, codes: readonly PermissionCode[], name = `user${++seq}`) {
-  const role = await t.call('POST', '/app/sysRole/add', { token: adminToken, body: { name: `Role of ${name}`, code: `r_${name}` } });
-  if (role.status !== 200) throw new Error(`role add failed: ${role.status} ${role.json.msg}`);
-  const roleId = role.data.id as number;
-  const grant = await t.call('POST', '/app/sysRole/grantMenu', { token: adminToken, body: { roleId, menuIds: await menuIdsFor(t, codes) } });
-  if (grant.status !== 200) throw new Error(`grant failed: ${grant.status} ${grant.json.msg}`);
-  const user = await t.call('POST', '/app/sysUser/add', {
-    token: adminToken,
-    body: { loginName: name, password: USER_PASSWORD, roleIds: [roleId] },
-  });
-  if (user.status !== 200) throw new Error(`user add failed: ${user.status} ${user.json.msg}`);
-  const token = await t.login(name, USER_PASSWORD);
-  return { token, userId: user.data.id as number, roleId, loginName: name };
+export async function userWithCodes(t: AnyTestApp, codes: readonly string[], name?: string, password?: string): Promise<FixtureUser>;
+export async function userWithCodes(t: AnyTestApp, adminToken: string, codes: readonly PermissionCode[], name?: string): Promise<FixtureUser>;
+export async function userWithCodes(t: AnyTestApp, ...args: [readonly string[], string?, string?] | [string, readonly string[], string?]): Promise<FixtureUser> {
+  const [codes, name = `user${++seq}`, password = USER_PASSWORD] = (typeof args[0] === 'string' ? args.slice(1) : args) as [readonly string[], string?, string?];
+  const now = new Date(t.clock.now()).toISOString();
+  const hash = await t.deps.hasher.hash(password);
+  const user = await t.row<{ id: number }>(
+    `INSERT INTO users (login_name, password_hash, nick_name, status, created_at, updated_at) VALUES (?, ?, ?, 'enabled', ?, ?) RETURNING id`,
+    name, hash, name, now, now,
+  );
+  const role = await t.row<{ id: number }>(
+    `INSERT INTO roles (name, code, status, created_at, updated_at) VALUES (?, ?, 'enabled', ?, ?) RETURNING id`,
+    `Role of ${name}`, `r_${name}`, now, now,
+  );
+  await t.exec('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)', user!.id, role!.id);
+  if (codes.length) {
+    const seeded = await t.rows<{ permission: string }>('SELECT DISTINCT permission FROM menus WHERE permission IN (SELECT value FROM json_each(?))', JSON.stringify(codes));
+    const missing = codes.filter((c) => !seeded.some((s) => s.permission === c));
+    if (missing.length) throw new Error(`no menu button is seeded for ${missing.join(', ')}`);
+    await t.exec('INSERT INTO role_menu (role_id, menu_id) SELECT ?, id FROM menus WHERE permission IN (SELECT value FROM json_each(?))', role!.id, JSON.stringify(codes));
+  }
+  const token = await t.login(name, password);
+  return { token, userId: user!.id, roleId: role!.id, loginName: name, name };
 }
 
 /** A second enabled super admin (holding role 1), with a token. */
