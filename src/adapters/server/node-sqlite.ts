@@ -2,11 +2,9 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { Kysely, SqliteDialect, type CompiledQuery, type QueryResult, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Atomic, ReadSql } from '../../core/ports';
 import type { Database as Schema } from '../../db/schema';
-import { countSqlParams } from './sql-params';
+import { assertParamLimit, countSqlParams } from './sql-params';
+import { serverPragmas } from './sqlite-binding';
 import type { OpenSqlite, SqlExec } from './sqlite-binding';
-
-/** D1's limit of bound parameters per statement, enforced here too so Node/Deno runs catch what D1 would refuse. */
-export const MAX_BOUND_PARAMS = 100;
 
 /** Statements kept prepared; the app has a few hundred distinct SQL texts at most. */
 const CACHE_SIZE = 1000;
@@ -35,10 +33,7 @@ function statementCache(sqlite: DatabaseSync) {
   return (sql: string): Cached => {
     let hit = cache.get(sql);
     if (hit) return hit;
-    const count = countSqlParams(sql);
-    if (count > MAX_BOUND_PARAMS) {
-      throw new Error(`D1 allows at most ${MAX_BOUND_PARAMS} bound parameters per statement, got ${count}: ${sql.slice(0, 120)}`);
-    }
+    assertParamLimit(countSqlParams(sql), sql);
     const stmt = sqlite.prepare(sql);
     hit = { stmt, reader: stmt.columns().length > 0 };
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
@@ -55,14 +50,10 @@ function execute(s: Statement, params: readonly unknown[]): QueryResult<unknown>
   return { rows: [], numAffectedRows: BigInt(r.changes), insertId: BigInt(r.lastInsertRowid) };
 }
 
-/** Opens (creating) a database with the same pragmas as the Bun adapter (see openSqlite there). */
+/** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
 export function openNodeSqlite(path: string, opts: { exclusive?: boolean } = {}): DatabaseSync {
   const sqlite = new DatabaseSync(path);
-  if (path !== ':memory:') sqlite.exec('PRAGMA journal_mode = WAL');
-  sqlite.exec('PRAGMA foreign_keys = ON');
-  sqlite.exec('PRAGMA busy_timeout = 5000');
-  sqlite.exec('PRAGMA synchronous = NORMAL');
-  if (opts.exclusive && path !== ':memory:') sqlite.exec('PRAGMA locking_mode = EXCLUSIVE');
+  for (const pragma of serverPragmas(path, opts)) sqlite.exec(pragma);
   return sqlite;
 }
 
