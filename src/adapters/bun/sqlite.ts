@@ -2,6 +2,7 @@ import { Database, type SQLQueryBindings } from 'bun:sqlite';
 import { Kysely, type CompiledQuery, type QueryResult } from 'kysely';
 import { BunSqliteDialect } from 'kysely-bun-sqlite';
 import type { Atomic, ReadSql } from '../../core/ports';
+import { checkParamCount, statementKind } from '../../db/statements';
 import type { Database as Schema } from '../../db/schema';
 import type { OpenSqlite, SqlExec } from '../server/sqlite-binding';
 
@@ -21,15 +22,10 @@ export function openSqlite(path: string, opts: { exclusive?: boolean } = {}): Da
   return sqlite;
 }
 
-/** D1's limit of bound parameters per statement, enforced here too so Bun tests catch what D1 would refuse. */
-export const MAX_BOUND_PARAMS = 100;
-
 /** A cached statement, refused like D1 would refuse it when it has too many parameters. */
 function statement(sqlite: Database, sql: string) {
   const stmt = sqlite.query(sql);
-  if (stmt.paramsCount > MAX_BOUND_PARAMS) {
-    throw new Error(`D1 allows at most ${MAX_BOUND_PARAMS} bound parameters per statement, got ${stmt.paramsCount}: ${sql.slice(0, 120)}`);
-  }
+  checkParamCount(stmt.paramsCount, sql);
   return stmt;
 }
 
@@ -57,12 +53,16 @@ const bindings = (params: readonly unknown[]) => params as SQLQueryBindings[];
  * a guard's CHECK failure included, rolls the whole batch back.
  */
 export function bunAtomic(sqlite: Database): Atomic {
+  const changes = sqlite.query('SELECT changes() AS n, last_insert_rowid() AS id');
   const run = sqlite.transaction((queries: readonly CompiledQuery[]) =>
     queries.map((q): QueryResult<unknown> => {
       const stmt = statement(sqlite, q.sql);
-      if (stmt.columnNames.length > 0) return { rows: stmt.all(...bindings(q.parameters)) };
-      const r = stmt.run(...bindings(q.parameters));
-      return { rows: [], numAffectedRows: BigInt(r.changes), insertId: BigInt(r.lastInsertRowid) };
+      const kind = statementKind(q);
+      const rows = stmt.columnNames.length > 0 ? stmt.all(...bindings(q.parameters)) : (stmt.run(...bindings(q.parameters)), []);
+      if (kind === 'read') return { rows };
+      // Read after the statement completed, so a write with RETURNING reports them too.
+      const after = changes.get() as { n: number; id: number };
+      return { rows, numAffectedRows: BigInt(after.n), ...(kind === 'insert' ? { insertId: BigInt(after.id) } : {}) };
     }),
   );
   return async (queries) => run(queries);
