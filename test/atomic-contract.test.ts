@@ -1,23 +1,51 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { CompiledQuery, sql } from 'kysely';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
+import type { Atomic } from '../src/core/ports';
+import type { Database } from '../src/db/schema';
+import { migrate } from '../src/adapters/server/migrate';
+import { openNodeSqliteBinding } from '../src/adapters/server/node-sqlite';
+import { D1_START_MS, RUNTIMES, makeTestApp } from './support/app';
 
-// One Atomic contract (core/ports.ts), the same body on bun:sqlite and on a real D1: rows for
-// reads and writes with RETURNING, affected rows for every write, an insert id for every insert.
+// One Atomic contract (core/ports.ts), the same body on bun:sqlite, node:sqlite and a real D1:
+// rows for reads and writes with RETURNING, affected rows for every write, an insert id for every
+// insert.
 
-for (const runtime of RUNTIMES) {
-  describe(`deps.atomic results on ${runtime}`, () => {
-    let t: AnyTestApp;
+interface Subject {
+  db: Kysely<Database>;
+  atomic: Atomic;
+  rows<T>(sql: string): Promise<T[]>;
+}
+
+const subjects: Record<string, () => Promise<Subject>> = {
+  ...Object.fromEntries(
+    RUNTIMES.map((runtime) => [
+      runtime,
+      async (): Promise<Subject> => {
+        const t = await makeTestApp({ runtime });
+        return { db: t.db, atomic: t.deps.atomic, rows: (q) => t.rows(q) };
+      },
+    ]),
+  ),
+  'node:sqlite': async () => {
+    const b = openNodeSqliteBinding(':memory:', { exclusive: false });
+    migrate(b.sql);
+    return { db: b.db, atomic: b.atomic, rows: async <T>(q: string) => b.sql.query<T>(q) };
+  },
+};
+
+const at = '2026-11-22T00:00:00.000Z';
+const role = (code: string) => ({ name: code, code, status: 'enabled' as const, remark: null, created_at: at, updated_at: at });
+
+for (const [name, open] of Object.entries(subjects)) {
+  describe(`deps.atomic results on ${name}`, () => {
+    let s: Subject;
     beforeAll(async () => {
-      t = await makeTestApp({ runtime });
+      s = await open();
     }, D1_START_MS);
 
-    const now = () => new Date(t.clock.now()).toISOString();
-    const role = (code: string) => ({ name: code, code, status: 'enabled' as const, remark: null, created_at: now(), updated_at: now() });
-
     test('each statement reports the same shape on every adapter', async () => {
-      const { db } = t;
-      const results = await t.deps.atomic([
+      const { db } = s;
+      const results = await s.atomic([
         db.insertInto('roles').values(role('contract_a')).compile(),
         db.insertInto('roles').values(role('contract_b')).returning(['code']).compile(),
         db.updateTable('roles').set({ sort: 7 }).where('code', 'in', ['contract_a', 'contract_b']).returning('code').compile(),
@@ -39,7 +67,7 @@ for (const runtime of RUNTIMES) {
         { rows: [], affected: 0n, hasInsertId: true },
         { rows: [{ r: 'raw' }], affected: undefined, hasInsertId: false },
       ]);
-      const inserted = await t.row<{ id: number }>("SELECT id FROM roles WHERE code = 'contract_a'");
+      const [inserted] = await s.rows<{ id: number }>("SELECT id FROM roles WHERE code = 'contract_a'");
       expect(results[0]!.insertId).toBe(BigInt(inserted!.id));
     });
   });

@@ -2,30 +2,21 @@ import { Database, type SQLQueryBindings } from 'bun:sqlite';
 import { Kysely, type CompiledQuery, type QueryResult } from 'kysely';
 import { BunSqliteDialect } from 'kysely-bun-sqlite';
 import type { Atomic, ReadSql } from '../../core/ports';
-import { checkParamCount, statementKind } from '../../db/statements';
+import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements';
 import type { Database as Schema } from '../../db/schema';
-import type { OpenSqlite, SqlExec } from '../server/sqlite-binding';
+import { serverPragmas, type OpenSqlite, type SqlExec } from '../server/sqlite-binding';
 
-/**
- * Opens (creating) a SQLite file or ':memory:' with the pragmas the app relies on. `exclusive`:
- * the server process owns the file (SQLite's exclusive locking mode). In WAL mode every read
- * otherwise takes a shared-memory lock: ~2.3 µs per statement here against ~0.5 µs, which is
- * ~10% of a guarded read. The price: no other process can open the file while the server runs.
- */
+/** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
 export function openSqlite(path: string, opts: { exclusive?: boolean } = {}): Database {
   const sqlite = new Database(path, { create: true, strict: true });
-  if (path !== ':memory:') sqlite.run('PRAGMA journal_mode = WAL');
-  sqlite.run('PRAGMA foreign_keys = ON');
-  sqlite.run('PRAGMA busy_timeout = 5000');
-  sqlite.run('PRAGMA synchronous = NORMAL');
-  if (opts.exclusive && path !== ':memory:') sqlite.run('PRAGMA locking_mode = EXCLUSIVE');
+  for (const pragma of serverPragmas(path, opts)) sqlite.run(pragma);
   return sqlite;
 }
 
 /** A cached statement, refused like D1 would refuse it when it has too many parameters. */
 function statement(sqlite: Database, sql: string) {
   const stmt = sqlite.query(sql);
-  checkParamCount(stmt.paramsCount, sql);
+  assertParamLimit(stmt.paramsCount, sql);
   return stmt;
 }
 
@@ -53,16 +44,12 @@ const bindings = (params: readonly unknown[]) => params as SQLQueryBindings[];
  * a guard's CHECK failure included, rolls the whole batch back.
  */
 export function bunAtomic(sqlite: Database): Atomic {
-  const changes = sqlite.query('SELECT changes() AS n, last_insert_rowid() AS id');
+  const last = sqlite.query(LAST_WRITE_SQL);
   const run = sqlite.transaction((queries: readonly CompiledQuery[]) =>
     queries.map((q): QueryResult<unknown> => {
       const stmt = statement(sqlite, q.sql);
-      const kind = statementKind(q);
       const rows = stmt.columnNames.length > 0 ? stmt.all(...bindings(q.parameters)) : (stmt.run(...bindings(q.parameters)), []);
-      if (kind === 'read') return { rows };
-      // Read after the statement completed, so a write with RETURNING reports them too.
-      const after = changes.get() as { n: number; id: number };
-      return { rows, numAffectedRows: BigInt(after.n), ...(kind === 'insert' ? { insertId: BigInt(after.id) } : {}) };
+      return atomicResult(q, rows, () => last.get() as LastWrite);
     }),
   );
   return async (queries) => run(queries);

@@ -11,13 +11,13 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Atomic, ReadSql } from '../../core/ports';
-import { checkParamCount, statementKind } from '../../db/statements';
+import { assertParamLimit, statementKind } from '../../db/statements';
 import type { D1Database, D1PreparedStatement, D1Result, D1Value } from './bindings';
 
 /** Kysely's parameters as D1 accepts them: no undefined, bigint, boolean or typed-array views. */
 export function toD1Values(sql: string, parameters: readonly unknown[]): D1Value[] {
   // Fail loudly and the same way on every runtime the adapter is tested on, not only in production.
-  checkParamCount(parameters.length, sql);
+  assertParamLimit(parameters.length, sql);
   return parameters.map((p) => {
     if (p === undefined || p === null) return null;
     if (typeof p === 'boolean') return p ? 1 : 0;
@@ -49,7 +49,10 @@ function toQueryResult<R>(query: CompiledQuery, result: D1Result<R>): QueryResul
 }
 
 class D1Connection implements DatabaseConnection {
-  constructor(private readonly d1: D1Database) {}
+  private readonly d1: D1Database;
+  constructor(d1: D1Database) {
+    this.d1 = d1;
+  }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return toQueryResult(query, await prepare(this.d1, query).all<R>());
@@ -92,7 +95,10 @@ class D1Driver implements Driver {
  * Kysely 0.23 and we want D1's limits enforced where queries are sent.
  */
 export class D1Dialect implements Dialect {
-  constructor(private readonly d1: D1Database) {}
+  private readonly d1: D1Database;
+  constructor(d1: D1Database) {
+    this.d1 = d1;
+  }
   createAdapter() {
     return new SqliteAdapter();
   }
