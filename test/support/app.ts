@@ -11,6 +11,7 @@ import { scratchDir } from './tmp-root';
 import { migrate } from '../../src/adapters/bun/migrate';
 import { bunAtomic, bunKysely, bunRead, openSqlite } from '../../src/adapters/bun/sqlite';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
+import { classifyServerError } from '../../src/adapters/server/storage';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
 
@@ -28,6 +29,8 @@ export interface TestAppOptions {
   hasher?: PasswordHasher;
   /** Lines the JSON logger wrote, for assertions on error logging. */
   logLines?: string[];
+  /** A database file instead of ':memory:' (for tests that need a second connection). */
+  databasePath?: string;
 }
 
 /**
@@ -37,7 +40,7 @@ export interface TestAppOptions {
  */
 export async function makeTestApp(opts: TestAppOptions = {}) {
   const config = configWith({ CAPTCHA_ENABLED: 'false', ADMIN_PASSWORD, LOG_REQUESTS: 'false', ...opts.env });
-  const sqlite: Sqlite = openSqlite(':memory:');
+  const sqlite: Sqlite = openSqlite(opts.databasePath ?? ':memory:', { busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS });
   migrate(sqlite);
   const db = bunKysely(sqlite);
   const clock = testClock();
@@ -56,6 +59,7 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
     log: jsonLogger('debug', (l) => lines.push(l)),
     keys: createKeys(new TextEncoder().encode('test-secret-test-secret-test-secret-0123')),
     client: { socketAddress: (c) => c.req.header('x-test-ip') ?? '127.0.0.1' },
+    classifyError: classifyServerError,
   };
   await bootstrapAdmin(deps);
   const app = createApp(deps);

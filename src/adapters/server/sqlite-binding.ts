@@ -22,5 +22,8 @@ export interface SqliteBinding {
   close(): void;
 }
 
-/** Opens (creating) a database file or ':memory:' with the app's pragmas; one per runtime. */
-export type OpenSqlite = (path: string, opts: { exclusive: boolean }) => SqliteBinding;
+/**
+ * Opens (creating) a database file or ':memory:' with the app's pragmas; one per runtime.
+ * `busyTimeoutMs`: how long a statement waits for another connection's lock (SQLITE_BUSY after).
+ */
+export type OpenSqlite = (path: string, opts: { exclusive: boolean; busyTimeoutMs?: number }) => SqliteBinding;
