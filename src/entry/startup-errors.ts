@@ -47,7 +47,7 @@ export function explainStartupError(err: unknown, subject?: Subject, opts: { exc
     case 26: // SQLITE_NOTADB
       return `${what} is not a SQLite database (or its header is damaged): ${RESTORE} or set ${subject?.name ?? 'DATABASE_PATH'} to another file`;
     case 11: // SQLITE_CORRUPT
-      return `${what} is corrupt (${message}): ${RESTORE}`;
+      return `${what} is corrupt (${message}): ${RESTORE}; the server does not serve a corrupt database`;
     case 5: // SQLITE_BUSY
     case 6: // SQLITE_LOCKED
       return opts.exclusive
