@@ -22,7 +22,7 @@ export const denoRuntime: Runtime = {
         fetch(req, info),
       );
     }),
-  client: { socketAddress: (c) => (c.env as ServeInfo | undefined)?.remoteAddr?.hostname },
+  client: { socketAddress: (_req, env) => (env as ServeInfo | undefined)?.remoteAddr?.hostname },
 };
 
 await start(denoRuntime);

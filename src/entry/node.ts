@@ -12,7 +12,7 @@ export const nodeRuntime: Runtime = {
         ok({ url: `http://${hostname}:${info.port}`, stop: () => new Promise<void>((done) => server.close(() => done())) }),
       );
     }),
-  client: { socketAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress },
+  client: { socketAddress: (_req, env) => (env as HttpBindings | undefined)?.incoming?.socket.remoteAddress },
 };
 
 await start(nodeRuntime);
