@@ -18,8 +18,8 @@ export const SERVER_RUNTIMES: readonly ServerRuntime[] = ['bun', 'deno', 'node']
 export const DENO_PERMISSIONS = ['--allow-net', '--allow-read', '--allow-write', '--allow-env', '--allow-ffi'];
 
 /** The runtime's binary in node_modules/.bin; a missing one is an error, never a skip. */
-export function runtimeBinary(runtime: ServerRuntime): string {
-  const bin = join(ROOT, 'node_modules/.bin', runtime);
+export function runtimeBinary(runtime: ServerRuntime, root = ROOT): string {
+  const bin = join(root, 'node_modules/.bin', runtime);
   if (!existsSync(bin)) throw new Error(`${runtime} not found at ${bin}: run \`npm ci\` (it is a dev dependency)`);
   return bin;
 }
