@@ -41,9 +41,11 @@ class FakeBucket implements R2BucketLike {
   async delete(keys: string | string[]) {
     for (const k of Array.isArray(keys) ? keys : [keys]) this.objects.delete(k);
   }
-  async list(options?: { prefix?: string }) {
+  async list(options?: { prefix?: string; startAfter?: string }) {
+    // As R2: keys in ascending order, after startAfter when given.
     const objects = [...this.objects.entries()]
-      .filter(([k]) => k.startsWith(options?.prefix ?? ''))
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .filter(([k]) => k.startsWith(options?.prefix ?? '') && (options?.startAfter === undefined || k > options.startAfter))
       .map(([key, o]) => ({ key, size: o.bytes.byteLength, uploaded: o.uploaded }));
     return { objects, truncated: false };
   }
@@ -155,5 +157,25 @@ describe('R2 blob store (in-memory binding)', () => {
     await expect(store.get('../secret')).rejects.toThrow();
     await store.delete(key);
     expect(await store.head(key)).toBeNull();
+  });
+
+  test('list(after) resumes in key order after a given key (the orphan sweep\'s cursor)', async () => {
+    const store = r2BlobStore(new FakeBucket());
+    const keys: string[] = [];
+    for (const text of ['a', 'b', 'c', 'd']) {
+      const data = new TextEncoder().encode(text);
+      const key = await sha256Hex(data);
+      await (await store.stage(chunkedStream(data))).commit(key);
+      keys.push(key);
+    }
+    keys.sort();
+    const listed = async (after?: string) => {
+      const out: string[] = [];
+      for await (const e of store.list(after)) out.push(e.key);
+      return out;
+    };
+    expect(await listed()).toEqual(keys);
+    expect(await listed(keys[1])).toEqual(keys.slice(2));
+    expect(await listed(keys[3])).toEqual([]);
   });
 });

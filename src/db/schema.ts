@@ -14,6 +14,7 @@ export interface Database {
   op_log: OpLogTable;
   blobs: BlobsTable;
   files: FilesTable;
+  maintenance_cursors: { name: string; position: string; updated_at: string };
 }
 
 export type Status = 'enabled' | 'disabled';

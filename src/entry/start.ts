@@ -118,9 +118,18 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
   const server = await runtime.serve((req, env) => app.fetch(req, env as object | undefined), { port: config.PORT, hostname: config.HOST });
   log.log('info', 'listening', { url: server.url, docs: config.DOCS_ENABLED ? '/docs' : 'off', runtime: runtime.name });
 
-  const sweep = () =>
+  // Each cleanup run is bounded; when it leaves work (a backlog of logs, a large store) the next
+  // run follows in a few seconds instead of at the next interval.
+  let soon: ReturnType<typeof setTimeout> | undefined;
+  const sweep = (): Promise<void> =>
     cleanup(deps)
-      .then((counts) => log.log('debug', 'cleanup', counts))
+      .then((counts) => {
+        log.log('debug', 'cleanup', counts);
+        if (counts.more) {
+          soon = setTimeout(sweep, 5_000);
+          (soon as { unref?: () => void }).unref?.();
+        }
+      })
       .catch((err) => log.log('error', 'cleanup failed', errorFields(err)));
   void sweep();
   const timer = setInterval(sweep, 10 * 60_000);
@@ -128,6 +137,7 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
 
   const stop = async () => {
     clearInterval(timer);
+    clearTimeout(soon);
     await server.stop();
     sqlite.close();
   };

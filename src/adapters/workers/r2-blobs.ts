@@ -26,7 +26,7 @@ export interface R2BucketLike {
   get(key: string, options?: { range?: { offset: number; length: number } }): Promise<R2ObjectBodyLike | null>;
   put(key: string, value: ReadableStream | Uint8Array, options?: { sha256?: string }): Promise<R2ObjectLike | null>;
   delete(keys: string | string[]): Promise<void>;
-  list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<{
+  list(options?: { prefix?: string; cursor?: string; limit?: number; startAfter?: string }): Promise<{
     objects: R2ObjectLike[];
     truncated: boolean;
     cursor?: string;
@@ -131,10 +131,12 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
       assertKey(key);
       await bucket.delete(objectKey(key));
     },
-    async *list() {
+    async *list(after) {
       let cursor: string | undefined;
+      // R2 lists in key order; startAfter resumes where an earlier sweep stopped.
+      const start = after ? { startAfter: objectKey(after) } : {};
       do {
-        const page = await bucket.list({ prefix: BLOB_PREFIX, ...(cursor ? { cursor } : {}), limit: 1000 });
+        const page = await bucket.list({ prefix: BLOB_PREFIX, ...(cursor ? { cursor } : start), limit: 1000 });
         for (const o of page.objects) {
           const key = o.key.slice(BLOB_PREFIX.length);
           if (KEY.test(key)) yield { key, modifiedAt: o.uploaded.getTime() };
