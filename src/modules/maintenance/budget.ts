@@ -6,7 +6,10 @@
  */
 export class Budget {
   used = 0;
-  constructor(readonly limit: number) {}
+  readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
   /** Takes `n` calls from the budget; false (taking nothing) when they are not left. */
   take(n = 1): boolean {
     if (this.used + n > this.limit) return false;
