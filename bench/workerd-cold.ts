@@ -2,13 +2,15 @@
 // Starts `wrangler dev --local` RUNS times over one local D1 database (the administrator already
 // exists, as in production after the first start), and for each fresh isolate times the first
 // request and a second one from outside (wall) and reads the CPU the workerd processes used
-// meanwhile from /proc (an upper bound of the isolate's CPU: it includes workerd's own work).
+// meanwhile from /proc (this wrangler's workerd only; an upper bound of the isolate's CPU: it
+// includes workerd's own work and the local D1).
 // An optional project dir measures another checkout (e.g. the commit before a change).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../test/e2e/servers';
+import { cpuMs, workerdUnder } from './proc';
 
 const ROOT = resolve(process.argv[2] ?? join(import.meta.dir, '..'));
 const RUNS = Number(process.env.RUNS ?? 4);
@@ -17,22 +19,6 @@ const env = { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETC
 const dir = mkdtempSync(join(tmpdir(), 'edge-cold-'));
 const envFile = join(dir, 'empty.env');
 writeFileSync(envFile, '');
-const TICK_MS = 1000 / 100; // USER_HZ
-
-/** utime + stime of every workerd process, in ms. */
-function workerdCpuMs(): number {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes('(workerd)')) continue;
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {}
-  }
-  return ticks * TICK_MS;
-}
-
 async function once(first: string, init?: RequestInit) {
   const port = await freePort();
   const inspector = await freePort();
@@ -52,6 +38,8 @@ async function once(first: string, init?: RequestInit) {
       await Bun.sleep(100);
     }
     await Bun.sleep(1500); // let start-up CPU settle
+    const pids = workerdUnder(child.pid!);
+    const workerdCpuMs = () => cpuMs(pids);
     const cpu0 = workerdCpuMs();
     let t = performance.now();
     const r1 = await fetch(`http://127.0.0.1:${port}${first}`, init);
