@@ -15,6 +15,7 @@ export interface Database {
   blobs: BlobsTable;
   files: FilesTable;
   maintenance_cursors: { name: string; position: string; updated_at: string };
+  backups: BackupsTable;
 }
 
 export type Status = 'enabled' | 'disabled';
@@ -153,3 +154,16 @@ export interface FilesTable {
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
+
+export interface BackupsTable {
+  id: Generated<number>;
+  name: string;
+  size: Generated<number>;
+  sha256: Generated<string>;
+  status: 'running' | 'done' | 'failed';
+  trigger_type: 'manual' | 'scheduled';
+  created_by: number | null;
+  created_at: string;
+  finished_at: string | null;
+  error_msg: string | null;
+}
