@@ -7,11 +7,16 @@ import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
  * concurrent requests cannot each pass a check made before either wrote.
  */
 export const GUARD_RULES = ['last_super_admin', 'stale_version', 'role_in_use', 'super_admin_only'] as const;
-export type GuardRule = (typeof GUARD_RULES)[number];
+/** Access-control rules (migrations/0006_orgs_data_scope.sql keeps them in a table of their own). */
+export const ACCESS_GUARD_RULES = ['outside_authority', 'out_of_scope', 'org_cycle', 'org_in_use'] as const;
+export type GuardRule = (typeof GUARD_RULES)[number] | (typeof ACCESS_GUARD_RULES)[number];
+
+const isAccessRule = (rule: GuardRule) => (ACCESS_GUARD_RULES as readonly string[]).includes(rule);
 
 /** A statement that fails (rolling back its batch) when `brokenWhen` is true at that point of the batch. */
 export function guardStatement(db: Kysely<any>, rule: GuardRule, brokenWhen: RawBuilder<unknown>): CompiledQuery {
-  return sql`INSERT INTO guard_failures (rule) SELECT ${rule} WHERE ${brokenWhen}`.compile(db);
+  const table = sql.table(isAccessRule(rule) ? 'access_guard_failures' : 'guard_failures');
+  return sql`INSERT INTO ${table} (rule) SELECT ${rule} WHERE ${brokenWhen}`.compile(db);
 }
 
 function messageOf(err: unknown): string {
@@ -22,7 +27,7 @@ function messageOf(err: unknown): string {
 export function failedGuard(err: unknown): GuardRule | undefined {
   const msg = messageOf(err);
   if (!msg.includes('CHECK constraint failed')) return undefined;
-  return GUARD_RULES.find((rule) => msg.includes(`guard_${rule}`));
+  return [...GUARD_RULES, ...ACCESS_GUARD_RULES].find((rule) => msg.includes(`guard_${rule}`));
 }
 
 /** A UNIQUE or PRIMARY KEY violation (bun:sqlite and D1 both carry SQLite's text). */

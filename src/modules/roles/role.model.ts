@@ -20,7 +20,7 @@ export type Role = z.infer<typeof RoleSchema>;
 
 export const ROLE_COLUMNS = ['id', 'name', 'code', 'sort', 'status', 'remark', 'version', 'created_at', 'updated_at'] as const;
 
-export function toRole(r: Selectable<RolesTable>): Role {
+export function toRole(r: Omit<Selectable<RolesTable>, 'data_scope'>): Role {
   return {
     id: r.id,
     name: r.name,

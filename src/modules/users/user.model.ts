@@ -28,7 +28,7 @@ export const USER_COLUMNS = [
   'last_login_at', 'last_login_ip', 'version', 'created_at', 'updated_at',
 ] as const;
 
-export function toUser(r: Omit<UserRow, 'password_hash'>): User {
+export function toUser(r: Omit<UserRow, 'password_hash' | 'org_id'>): User {
   return {
     id: r.id,
     loginName: r.login_name,
