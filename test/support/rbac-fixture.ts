@@ -4,7 +4,7 @@ export const USER_PASSWORD = 'Plain-Member-77';
 let seq = 0;
 
 /**
- * A non-admin user with a fresh role granted the menus carrying `codes`, written straight into the
+ * A non-admin user with a fresh role (data scope `all`) granted the menus carrying `codes`, written straight into the
  * database (the users/roles API is tested elsewhere). Returns the ids and a logged-in token.
  */
 export async function userWithCodes(t: TestApp, codes: readonly string[], name = `member${++seq}`) {
@@ -15,7 +15,7 @@ export async function userWithCodes(t: TestApp, codes: readonly string[], name =
             VALUES (?, ?, ?, 'enabled', ?, ?) RETURNING id`)
     .get(name, hash, name, now, now) as { id: number };
   const role = t.sqlite
-    .query(`INSERT INTO roles (name, code, status, created_at, updated_at) VALUES (?, ?, 'enabled', ?, ?) RETURNING id`)
+    .query(`INSERT INTO roles (name, code, status, data_scope, created_at, updated_at) VALUES (?, ?, 'enabled', 'all', ?, ?) RETURNING id`)
     .get(`role of ${name}`, `r_${name}`, now, now) as { id: number };
   t.sqlite.query('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)').run(user.id, role.id);
   for (const code of codes) {

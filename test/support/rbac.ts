@@ -14,11 +14,12 @@ export function menuIdsFor(t: TestApp, codes: readonly string[]): number[] {
 let seq = 0;
 
 /**
- * Through the API as the admin: a role granted exactly `codes`, a user holding it, and that user's
- * token. `codes` empty gives a logged-in user without any permission.
+ * Through the API as the admin: a role granted exactly `codes` with data scope `all` (so the
+ * codes alone decide; data-scope tests narrow it), a user holding it, and that user's token.
+ * `codes` empty gives a logged-in user without any permission.
  */
 export async function userWithCodes(t: TestApp, adminToken: string, codes: readonly PermissionCode[], name = `user${++seq}`) {
-  const role = await t.call('POST', '/app/sysRole/add', { token: adminToken, body: { name: `Role of ${name}`, code: `r_${name}` } });
+  const role = await t.call('POST', '/app/sysRole/add', { token: adminToken, body: { name: `Role of ${name}`, code: `r_${name}`, dataScope: 'all' } });
   if (role.status !== 200) throw new Error(`role add failed: ${role.status} ${role.json.msg}`);
   const roleId = role.data.id as number;
   const grant = await t.call('POST', '/app/sysRole/grantMenu', { token: adminToken, body: { roleId, menuIds: menuIdsFor(t, codes) } });

@@ -31,7 +31,8 @@ const roleJoin = (u: UserRef, anyStatus: boolean) =>
 export const scopeAll = (u: UserRef, anyStatus = false) =>
   sql<boolean>`EXISTS (SELECT 1 FROM ${roleJoin(u, anyStatus)} AND (sr.data_scope = 'all' OR sr.code = ${SUPER_ADMIN_ROLE}))`;
 
-const hasKind = (u: UserRef, kind: string, anyStatus: boolean) =>
+/** `u` has a role (enabled, unless `anyStatus`) of this scope kind. */
+export const hasKind = (u: UserRef, kind: string, anyStatus = false) =>
   sql<boolean>`EXISTS (SELECT 1 FROM ${roleJoin(u, anyStatus)} AND sr.data_scope = ${kind})`;
 
 /** Organisations whose subtrees `u` sees: their own (orgAndBelow) and their custom lists. */
