@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps';
-import type { AuthUser } from '../../http/context';
-import { guardStatement } from '../../core/guards';
+import type { AuthUser } from '../../core/caller';
+import { guardStatement } from '../../db/guards';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
 import { hasKind, scopeAll, scopeOrgs, userInScope } from './data-scope';
 

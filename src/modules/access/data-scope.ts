@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps';
-import type { AuthUser } from '../../http/context';
+import type { AuthUser } from '../../core/caller';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
 
 /**

@@ -1,12 +1,12 @@
 import { sql, type CompiledQuery, type RawBuilder, type Selectable } from 'kysely';
 import type { Deps } from '../../deps';
 import type { OrgsTable } from '../../db/schema';
-import type { AuthUser } from '../../http/context';
+import type { AuthUser } from '../../core/caller';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
-import { guardStatement } from '../../core/guards';
+import { guardStatement } from '../../db/guards';
 import { isoNow } from '../../core/time';
 import { buildTree } from '../../core/tree';
-import { idList } from '../users/guarded-write';
+import { idList } from '../../db/id-list';
 import { accessWrite } from '../access/access-write';
 import { callerScope, orgInScope, scopeAll } from '../access/data-scope';
 import type { Org, OrgAddInput, OrgEditInput, OrgNode } from './orgs.schemas';
@@ -219,7 +219,7 @@ export async function deleteOrgs(deps: Deps, auth: AuthUser, ids: number[]): Pro
     ],
     {
       outOfScope: 'ids: an organisation was removed meanwhile; reload and try again',
-      inUse: async () => (await diagnose()) ?? badRequest('ids: the organisations changed meanwhile; reload and try again'),
+      inUse: 'ids: an organisation gained children or users meanwhile; reload and try again',
     },
   );
 }

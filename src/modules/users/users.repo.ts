@@ -1,10 +1,10 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
-import { idList } from './guarded-write';
+import { idList } from '../../db/id-list';
 import { runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
 import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow } from './user.model';
 import type { UserPageInput } from './users.schemas';
-import type { AuthUser } from '../../http/context';
+import type { AuthUser } from '../../core/caller';
 import { callerScope, scopeFilter, userInScope } from '../access/data-scope';
 
 const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = ?`;
