@@ -178,10 +178,14 @@ for (const runtime of RUNTIMES) {
 
       test('nobody but a super admin changes their own roles or organisation', async () => {
         const c = await caller(USER_CODES, 'orgAndBelow', org.a);
+        const extra = await role([], 'orgAndBelow');
         const before = await snap();
-        expect((await post('/app/sysUser/grantRole', { userId: c.id, roleIds: [c.roleId] }, c.token)).status).toBe(403);
+        expect((await post('/app/sysUser/grantRole', { userId: c.id, roleIds: [c.roleId, extra] }, c.token)).status).toBe(403);
+        expect((await post('/app/sysUser/edit', { id: c.id, version: await version(c.id), roleIds: [c.roleId, extra] }, c.token)).status).toBe(403);
         expect((await post('/app/sysUser/edit', { id: c.id, version: await version(c.id), orgId: org.a1 }, c.token)).status).toBe(403);
         expect(await snap()).toBe(before);
+        // Re-sending the same set changes nothing and is fine.
+        expect((await post('/app/sysUser/grantRole', { userId: c.id, roleIds: [c.roleId] }, c.token)).status).toBe(200);
       });
     });
 

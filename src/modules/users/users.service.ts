@@ -47,11 +47,17 @@ async function assertOrgAssignable(deps: Deps, auth: AuthUser, orgId: number | n
   if (r.visible !== 1) throw forbidden(`orgId: organisation ${orgId} is outside your data scope`);
 }
 
-/** Nobody but a super admin changes their own roles or organisation (no self-promotion of codes or scope). */
-function assertNotSelfPromotion(auth: AuthUser, userId: number, input: { roleIds?: unknown; orgId?: unknown }) {
+/**
+ * Nobody but a super admin gives themselves a role or moves themselves to another organisation: the
+ * containment guards compare the target with the caller, which are one person here, so a new role
+ * with a wider data scope would pass them. Giving up a role, or re-sending the same set, is fine.
+ */
+async function assertNotSelfPromotion(deps: Deps, auth: AuthUser, userId: number, input: { roleIds?: readonly number[] | undefined; orgId?: unknown }) {
   if (auth.isSuperAdmin || userId !== auth.userId) return;
-  if (input.roleIds !== undefined) throw forbidden('roleIds: you cannot change your own roles; ask another administrator');
   if (input.orgId !== undefined) throw forbidden('orgId: you cannot move yourself to another organisation; ask another administrator');
+  if (input.roleIds === undefined) return;
+  const current = new Set((await deps.db.selectFrom('user_role').select('role_id').where('user_id', '=', userId).execute()).map((r) => r.role_id));
+  if (input.roleIds.some((id) => !current.has(id))) throw forbidden('roleIds: you cannot give yourself a role; ask another administrator');
 }
 
 // 403 answers of the super-admin rule (see assertMayTouchSuperAdmin): only a super admin may grant
@@ -153,7 +159,7 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   if (input.roleIds !== undefined) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.id, input.roleIds));
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
   const moving = input.orgId !== undefined && input.orgId !== current.org_id;
-  assertNotSelfPromotion(auth, input.id, { roleIds: input.roleIds, orgId: moving ? input.orgId : undefined });
+  await assertNotSelfPromotion(deps, auth, input.id, { roleIds: input.roleIds, orgId: moving ? input.orgId : undefined });
   if (moving) await assertOrgAssignable(deps, auth, input.orgId ?? null);
   const now = isoNow(deps.clock);
   const set: Record<string, unknown> = {};
@@ -292,7 +298,7 @@ export async function grantRoles(deps: Deps, auth: AuthUser, input: { userId: nu
   await requireUser(deps, auth, input.userId);
   const touch = { userIds: [input.userId], roleIds: input.roleIds };
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.grantRole);
-  assertNotSelfPromotion(auth, input.userId, { roleIds: input.roleIds });
+  await assertNotSelfPromotion(deps, auth, input.userId, { roleIds: input.roleIds });
   await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.userId, input.roleIds));
   const target = idList([input.userId]);
   const queries = [
