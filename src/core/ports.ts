@@ -65,3 +65,17 @@ export interface BlobStore {
   /** Removes temporary objects of uploads interrupted before `before` (ms); returns how many. */
   purgeStaging(before: number): Promise<number>;
 }
+
+/** What a storage failure means to a client: the database is busy beyond its wait (503) or storage is full (507). */
+export type StorageFailure = 'busy' | 'full';
+
+/** Recognises a driver's or filesystem's raw error as a StorageFailure; each adapter knows its own errors. */
+export type ClassifyError = (err: unknown) => StorageFailure | undefined;
+
+/** Local storage facts a server has and a Worker does not: for readiness and upload pre-checks. */
+export interface StorageProbe {
+  /** Free bytes on the fullest filesystem holding the database or the files. */
+  freeBytes(): Promise<number>;
+  /** Writes, syncs and removes a small file in file storage; throws if it cannot. */
+  checkWritable(): Promise<void>;
+}

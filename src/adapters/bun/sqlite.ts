@@ -7,7 +7,7 @@ import { assertParamLimit } from '../server/sql-params';
 import { serverPragmas, type OpenSqlite, type SqlExec } from '../server/sqlite-binding';
 
 /** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
-export function openSqlite(path: string, opts: { exclusive?: boolean } = {}): Database {
+export function openSqlite(path: string, opts: { exclusive?: boolean; busyTimeoutMs?: number } = {}): Database {
   const sqlite = new Database(path, { create: true, strict: true });
   for (const pragma of serverPragmas(path, opts)) sqlite.run(pragma);
   return sqlite;

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { Deps } from '../../deps';
-import { AppError, badRequest, notFound } from '../../core/errors';
+import { AppError, badRequest, notFound, storageFull } from '../../core/errors';
 import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination';
 import type { BlobStore } from '../../core/ports';
 import { isoNow } from '../../core/time';
@@ -91,6 +91,7 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
   if (!input.body || !/^multipart\/form-data\s*;/i.test(input.contentType ?? '')) {
     throw badRequest('body: must be multipart/form-data with a file part named "file"');
   }
+  await checkFreeSpace(deps, Number.isFinite(declaredLength) ? declaredLength : 0);
 
   const part = await openFilePart(input.body, input.contentType!, { field: 'file', maxBodyBytes: limit + FRAMING_ALLOWANCE, tooLarge });
   const name = sanitizeFileName(part.fileName);
@@ -174,6 +175,13 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
   } finally {
     await staged.discard();
   }
+}
+
+/** 507 before a byte is read when the upload would leave less than MIN_FREE_MB free (where the runtime can tell). */
+async function checkFreeSpace(deps: Deps, bytes: number) {
+  if (!deps.storage) return;
+  const floor = deps.config.MIN_FREE_MB * 1024 * 1024;
+  if ((await deps.storage.freeBytes()) - bytes < floor) throw storageFull('Storage is full: the upload was not saved');
 }
 
 async function findRow(deps: Deps, kind: FileKind, id: number): Promise<FileRow> {
