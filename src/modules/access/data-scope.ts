@@ -110,3 +110,12 @@ export function userColumnFilter(scope: CallerScope, callerId: number, userCol: 
   const inner = scopeFilter(scope, callerId, sql.ref('sc_u.org_id'), sql.ref('sc_u.id'))!;
   return sql<boolean>`${userCol} IN (SELECT sc_u.id FROM users sc_u WHERE ${inner})`;
 }
+
+/**
+ * A row concerning the user in `userCol` (a log row's user, a file's creator) is in `caller`'s
+ * scope; a row with no known user (NULL) only under scope `all`. Correlated form, for reads and
+ * writes by id.
+ */
+export const rowOfUserInScope = (caller: number, userCol: RawBuilder<unknown>) =>
+  sql<boolean>`(${scopeAll(caller)} OR EXISTS (SELECT 1 FROM users ru WHERE ru.id = ${userCol}
+    AND ${userInScope(caller, sql.ref('ru.id'), sql.ref('ru.org_id'))}))`;
