@@ -1,7 +1,19 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
 
-/** Runs several compiled statements all-or-nothing: a transaction on Bun, DB.batch() on D1. */
+/**
+ * Runs several compiled statements all-or-nothing: a transaction on Bun, DB.batch() on D1. One
+ * result per statement, in order, the same on every adapter:
+ * - `rows`: what a SELECT or a write with RETURNING produced; [] for other writes;
+ * - `numAffectedRows`: for every INSERT, UPDATE and DELETE (with RETURNING too), the rows it
+ *   changed (SQLite's changes(): not those of triggers or cascades); absent for reads;
+ * - `insertId`: for every INSERT, SQLite's last_insert_rowid() after it (meaningful only when it
+ *   inserted a row); absent otherwise.
+ * What a statement is comes from statementKind (db/statements.ts).
+ */
 export type Atomic = (queries: readonly CompiledQuery[]) => Promise<QueryResult<unknown>[]>;
+
+/** The largest number of bound parameters one statement may carry: D1's limit, enforced on every adapter. */
+export const MAX_BOUND_PARAMS = 100;
 
 /**
  * One read statement in plain SQL, run through a cached prepared statement. For the few hot

@@ -229,7 +229,7 @@ export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
   if (!rows.length) return { deleted: 0 };
   const shas = sql<string>`(SELECT value FROM json_each(${JSON.stringify([...new Set(rows.map((r) => r.sha256))])}))`;
   const remaining = sql<number>`(SELECT count(*) FROM files WHERE files.sha256 = blobs.sha256)`;
-  const results = await deps.atomic([
+  const [deletedFiles] = await deps.atomic([
     db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', idList(rows.map((r) => r.id))).compile(),
     db
       .updateTable('blobs')
@@ -241,5 +241,5 @@ export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
       .where('sha256', 'in', shas)
       .compile(),
   ]);
-  return { deleted: Number(results[0]?.numAffectedRows ?? 0n) };
+  return { deleted: Number(deletedFiles!.numAffectedRows) };
 }
