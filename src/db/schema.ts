@@ -17,6 +17,7 @@ export interface Database {
   orgs: OrgsTable;
   org_closure: { ancestor_id: number; descendant_id: number; depth: number };
   role_scope_org: { role_id: number; org_id: number };
+  backups: BackupsTable;
 }
 
 export type Status = 'enabled' | 'disabled';
@@ -174,3 +175,16 @@ export interface FilesTable {
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
+
+export interface BackupsTable {
+  id: Generated<number>;
+  name: string;
+  size: Generated<number>;
+  sha256: Generated<string>;
+  status: 'running' | 'done' | 'failed';
+  trigger_type: 'manual' | 'scheduled';
+  created_by: number | null;
+  created_at: string;
+  finished_at: string | null;
+  error_msg: string | null;
+}
