@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { GLYPHS } from "../src/modules/auth/captcha-glyphs";
+import { GLYPHS } from "../src/modules/auth/captcha-glyphs.ts";
 import {
   CAPTCHA_ALPHABET,
   glyphBoxes,
   randomCaptchaText,
   renderCaptchaSvg,
   type Rng,
-} from "../src/modules/auth/captcha-render";
-import { mulberry32 } from './support/rng';
+} from "../src/modules/auth/captcha-render.ts";
+import { mulberry32 } from './support/rng.ts';
 
 
 const glyphPaths = (svg: string) => [...svg.matchAll(/<path class="g" d="([^"]+)"/g)].map((m) => m[1]!);

@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import { Kysely } from 'kysely';
-import { createApp } from '../src/app';
-import { D1Dialect, d1Atomic, d1Read } from '../src/adapters/workers/d1-dialect';
-import type { D1Database } from '../src/adapters/workers/bindings';
-import type { Database } from '../src/db/schema';
-import { d1Shim } from './support/d1-shim';
-import { makeTestApp } from './support/app';
+import { createApp } from '../src/app.ts';
+import { D1Dialect, d1Atomic, d1Read } from '../src/adapters/workers/d1-dialect.ts';
+import type { D1Database } from '../src/adapters/workers/bindings.ts';
+import type { Database } from '../src/db/schema.ts';
+import { d1Shim } from './support/d1-shim.ts';
+import { makeTestApp } from './support/app.ts';
 
 /** `db;dur=1.2;desc="3 rt"` → { dur: 1.2, rt: 3 } */
 function dbTiming(res: Response) {

@@ -2,14 +2,14 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, parseConfig } from '../src/config';
-import { assertPasswordAllowed } from '../src/core/password-policy';
-import { parseUserAgent } from '../src/core/user-agent';
-import { OP_PARAMS_MAX_BYTES, redact, serializeParams } from '../src/http/op-log';
-import { traceIdFromParent } from '../src/http/trace';
-import { MIGRATIONS_DIR, migrate } from '../src/adapters/bun/migrate';
-import { openSqlite } from '../src/adapters/bun/sqlite';
-import { containsPattern } from '../src/core/pagination';
+import { ConfigError, parseConfig } from '../src/config.ts';
+import { assertPasswordAllowed } from '../src/core/password-policy.ts';
+import { parseUserAgent } from '../src/core/user-agent.ts';
+import { OP_PARAMS_MAX_BYTES, redact, serializeParams } from '../src/http/op-log.ts';
+import { traceIdFromParent } from '../src/http/trace.ts';
+import { MIGRATIONS_DIR, migrate } from '../src/adapters/bun/migrate.ts';
+import { openSqlite } from '../src/adapters/bun/sqlite.ts';
+import { containsPattern } from '../src/core/pagination.ts';
 
 describe('configuration', () => {
   test('defaults', () => {
@@ -128,7 +128,7 @@ describe('migrator', () => {
 });
 
 describe('search text limits (D1 refuses LIKE patterns over 50 bytes)', () => {
-  const { likeText } = require('../src/core/pagination') as typeof import('../src/core/pagination');
+  const { likeText } = require('../src/core/pagination.ts') as typeof import('../src/core/pagination.ts');
   test.each([
     ['a'.repeat(48), true],
     ['a'.repeat(49), false],

@@ -1,5 +1,5 @@
-import type { AuthUser } from '../core/caller';
-import type { Deps } from '../deps';
+import type { AuthUser } from '../core/caller.ts';
+import type { Deps } from '../deps.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {

@@ -1,5 +1,5 @@
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import type { Deps } from '../deps';
+import type { Deps } from '../deps.ts';
 
 /**
  * Database round trips of one request: how many calls went to the database (each Kysely query,

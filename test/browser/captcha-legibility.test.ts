@@ -3,9 +3,9 @@
 // darker than the noise), plus proof that a naive path-matching decoder reads none of them.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { CAPTCHA_ALPHABET, randomCaptchaText, renderCaptchaSvg, type Rng } from '../../src/modules/auth/captcha-render';
-import { hasChromium, launchChromium, noteSkip } from './support';
-import { mulberry32 } from '../support/rng';
+import { CAPTCHA_ALPHABET, randomCaptchaText, renderCaptchaSvg, type Rng } from '../../src/modules/auth/captcha-render.ts';
+import { hasChromium, launchChromium, noteSkip } from './support.ts';
+import { mulberry32 } from '../support/rng.ts';
 
 noteSkip('test/browser/captcha-legibility.test.ts');
 

@@ -3,8 +3,8 @@
 // stopped, once all files are done.
 import { afterAll } from 'bun:test';
 import { rmSync } from 'node:fs';
-import { TEST_TMP_ROOT } from './tmp-root';
-import { stopWorkerd } from './workerd';
+import { TEST_TMP_ROOT } from './tmp-root.ts';
+import { stopWorkerd } from './workerd.ts';
 
 afterAll(async () => {
   rmSync(TEST_TMP_ROOT, { recursive: true, force: true });

@@ -1,13 +1,13 @@
 import type { Context } from 'hono';
-import { AppError } from '../../core/errors';
-import { describeZodError } from '../../http/errors';
+import { AppError } from '../../core/errors.ts';
+import { describeZodError } from '../../http/errors.ts';
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
-import { guarded } from '../../http/guard';
-import { clientInfo } from '../../http/client';
-import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router';
-import { issueCaptcha } from './captcha.service';
-import { login, loginLogRow, logout } from './login.service';
+import { envelope, okBody } from '../../core/envelope.ts';
+import { guarded } from '../../http/guard.ts';
+import { clientInfo } from '../../http/client.ts';
+import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { issueCaptcha } from './captcha.service.ts';
+import { login, loginLogRow, logout } from './login.service.ts';
 
 /** Who is attempting: address, device and, on Workers, location. */
 function loginClient(c: Context) {

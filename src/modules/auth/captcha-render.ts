@@ -5,7 +5,7 @@
 // data of two identical characters never matches and cannot be looked up in
 // a glyph table; reading it takes rasterising plus real recognition.
 
-import { GLYPHS, type Pt, type Stroke } from "./captcha-glyphs";
+import { GLYPHS, type Pt, type Stroke } from "./captcha-glyphs.ts";
 
 /** No look-alikes: 0/O, 1/I/L-lowercase, 5/S, 2/Z, 8/B, U/V, 9/g are all left out. */
 export const CAPTCHA_ALPHABET = "ACDEFGHJKLMNPQRTWXY3467";

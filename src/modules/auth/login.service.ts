@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps';
-import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../core/errors';
-import type { PasswordHasher } from '../../core/ports';
-import { dummyPhc } from '../../core/phc';
-import { isoNow } from '../../core/time';
-import { consumeCaptcha } from './captcha.service';
-import { hit, lockedFor, releaseQuery } from './rate-limit';
-import { signSessionToken } from './session';
+import type { Deps } from '../../deps.ts';
+import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../core/errors.ts';
+import type { PasswordHasher } from '../../core/ports.ts';
+import { dummyPhc } from '../../core/phc.ts';
+import { isoNow } from '../../core/time.ts';
+import { consumeCaptcha } from './captcha.service.ts';
+import { hit, lockedFor, releaseQuery } from './rate-limit.ts';
+import { signSessionToken } from './session.ts';
 
 export interface LoginInput {
   loginName: string;

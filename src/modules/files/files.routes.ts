@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { blobResponse } from './download';
+import { envelope, okBody } from '../../core/envelope.ts';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { blobResponse } from './download.ts';
 import {
   DownloadQuery,
   FileIdsRequest,
@@ -14,8 +14,8 @@ import {
   ImagePageRequest,
   ImageSchema,
   uploadBody,
-} from './files.schemas';
-import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service';
+} from './files.schemas.ts';
+import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service.ts';
 
 const ok = <T extends z.ZodType>(description: string, schema: T) => ({
   200: { description, content: { 'application/json': { schema: envelope(schema) } } },

@@ -1,5 +1,5 @@
 import * as Multipart from 'multipasta';
-import { AppError, badRequest } from '../../core/errors';
+import { AppError, badRequest } from '../../core/errors.ts';
 
 /** The file part of a multipart/form-data body, its bytes still unread. */
 export interface FilePart {

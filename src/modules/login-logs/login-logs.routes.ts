@@ -1,9 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
-import { guarded } from '../../http/guard';
-import { createRouter, jsonBody } from '../../http/router';
-import { DeletedCount, LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas';
-import { clearLoginLogs, deleteLoginLogs, loginLogPage } from './login-logs.service';
+import { envelope, okBody } from '../../core/envelope.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, jsonBody } from '../../http/router.ts';
+import { DeletedCount, LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas.ts';
+import { clearLoginLogs, deleteLoginLogs, loginLogPage } from './login-logs.service.ts';
 
 const tags = ['Login log'];
 const deleted = { 200: { description: 'Rows deleted', content: { 'application/json': { schema: envelope(DeletedCount) } } } };

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
-import { guarded } from '../../http/guard';
-import { createRouter, jsonBody } from '../../http/router';
-import { UserSchema, selfProfileFields } from '../users/user.model';
-import { loginUserInformation, updateInfo, updatePassword } from './login-user.service';
+import { envelope, okBody } from '../../core/envelope.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, jsonBody } from '../../http/router.ts';
+import { UserSchema, selfProfileFields } from '../users/user.model.ts';
+import { loginUserInformation, updateInfo, updatePassword } from './login-user.service.ts';
 
 const RouterMenuSchema = z
   .object({

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { MenuAddRequest, MenuDeleteRequest, MenuEditRequest, MenuNodeSchema, MenuSchema } from './menus.schemas';
-import { addMenu, deleteMenus, editMenu, menuDetail, menuTree } from './menus.service';
+import { envelope, okBody } from '../../core/envelope.ts';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { MenuAddRequest, MenuDeleteRequest, MenuEditRequest, MenuNodeSchema, MenuSchema } from './menus.schemas.ts';
+import { addMenu, deleteMenus, editMenu, menuDetail, menuTree } from './menus.service.ts';
 
 const tags = ['Menus'];
 const ok = <T extends z.ZodType>(description: string, schema: T) => ({

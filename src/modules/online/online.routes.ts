@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
-import { guarded } from '../../http/guard';
-import { createRouter, jsonBody } from '../../http/router';
-import { ForceLogoutRequest, OnlinePage, OnlinePageRequest } from './online.schemas';
-import { forceLogout, onlinePage } from './online.service';
+import { envelope, okBody } from '../../core/envelope.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, jsonBody } from '../../http/router.ts';
+import { ForceLogoutRequest, OnlinePage, OnlinePageRequest } from './online.schemas.ts';
+import { forceLogout, onlinePage } from './online.service.ts';
 
 const tags = ['Online users'];
 

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { UserSchema } from './user.model';
+import { envelope, okBody } from '../../core/envelope.ts';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { UserSchema } from './user.model.ts';
 import {
   AddUserRequest,
   ChangeStatusRequest,
@@ -13,8 +13,8 @@ import {
   ResetPasswordRequest,
   UserPage,
   UserPageRequest,
-} from './users.schemas';
-import * as users from './users.service';
+} from './users.schemas.ts';
+import * as users from './users.service.ts';
 
 const tags = ['Users'];
 const base = '/app/sysUser';
