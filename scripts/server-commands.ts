@@ -12,10 +12,11 @@ export const SERVER_RUNTIMES: readonly ServerRuntime[] = ['bun', 'deno', 'node']
 
 /**
  * Deno's permissions: the listener (net), the database, files folder and migrations (read, write),
- * the configuration (env), and ffi for @node-rs/argon2, a native addon (without it Deno's error
- * misleadingly blames npm's optional dependencies).
+ * the configuration (env), ffi for @node-rs/argon2, a native addon (without it Deno's error
+ * misleadingly blames npm's optional dependencies), and statfs for the free-space checks of uploads
+ * and /health/ready.
  */
-export const DENO_PERMISSIONS = ['--allow-net', '--allow-read', '--allow-write', '--allow-env', '--allow-ffi'];
+export const DENO_PERMISSIONS = ['--allow-net', '--allow-read', '--allow-write', '--allow-env', '--allow-ffi', '--allow-sys=statfs'];
 
 /** The runtime's binary in node_modules/.bin; a missing one is an error, never a skip. */
 export function runtimeBinary(runtime: ServerRuntime, root = ROOT): string {
