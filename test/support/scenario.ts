@@ -46,6 +46,9 @@ export async function answerOf(res: Response): Promise<Answer> {
   return { status: res.status, json };
 }
 
+/** The Answer of test/support/files.ts `upload` (its body is already read). */
+export const answerOfUpload = (r: { status: number; json: unknown }): Answer => ({ status: r.status, json: r.json as Answer['json'] });
+
 /** A request a holder of the route's code may make; built afresh for every caller (a write needs its own target). */
 export interface GuardedRequest {
   body?: unknown;
@@ -62,8 +65,8 @@ export interface GuardedOp {
   request?: () => GuardedRequest | Promise<GuardedRequest>;
 }
 
-/** A well-formed bearer value that is no token of ours. */
-export const FORGED_TOKEN = 'not-a-jwt-token-at-all';
+/** Bearer values that are no token of ours: junk, and junk shaped like a JWT. */
+export const FORGED_TOKENS = ['not-a-jwt-token-at-all', 'not.a.jwt-token'];
 
 /**
  * The auth table of one route, the same everywhere: anonymous and a forged token get 401 with an
@@ -77,16 +80,16 @@ export async function expectGuarded(
   callers: { refused: string; granted: string },
   tables: readonly string[] = [],
 ): Promise<Answer> {
-  const run = async (token: string | undefined, status: number, json: Record<string, unknown>, unchanged: readonly string[]) => {
+  const run = async (token: string | undefined, status: number, json: Record<string, unknown> | undefined, unchanged: readonly string[]) => {
     const { body, query, send } = (await op.request?.()) ?? {};
     const path = query ? `${op.path}?${query}` : op.path;
     return expectScenario(t, { method: op.method, path, token, body, send, status, json, unchanged });
   };
   await run(undefined, 401, { status: 401, data: null }, tables);
-  await run(FORGED_TOKEN, 401, { status: 401, data: null }, tables);
+  for (const forged of FORGED_TOKENS) await run(forged, 401, { status: 401, data: null }, tables);
   await run(callers.refused, 403, { status: 403, data: null }, tables);
   // Downloads and previews answer a holder with the bytes, not an envelope.
-  const granted = await run(callers.granted, 200, {}, []);
+  const granted = await run(callers.granted, 200, undefined, []);
   if (granted.json) expect(granted.json).toMatchObject({ status: 200, msg: 'SUCCESS' });
   return granted;
 }
