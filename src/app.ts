@@ -4,7 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { Deps } from './deps.ts';
 import { AppError, ERRORS, unavailable } from './core/errors.ts';
-import { envelope, errorBody, ErrorEnvelope, okBody } from './core/envelope.ts';
+import { envelope, errorBody, ErrorEnvelope } from './core/envelope.ts';
 import { checkReadiness, NOT_READY_RETRY_AFTER } from './core/readiness.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
 import { createRouter } from './http/router.ts';
@@ -23,6 +23,7 @@ import { opLogRoutes } from './modules/op-logs/op-logs.routes.ts';
 import { orgRoutes } from './modules/orgs/orgs.routes.ts';
 import { roleRoutes } from './modules/roles/roles.routes.ts';
 import { userRoutes } from './modules/users/users.routes.ts';
+import { ok } from './http/respond.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -115,11 +116,11 @@ export function createApp(deps: Deps) {
   app.notFound(notFoundHandler);
 
   const routes = app
-    .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
+    .openapi(healthRoute, (c) => ok(c, { ok: true as const }))
     .openapi(readyRoute, async (c) => {
       const report = await checkReadiness(c.var.deps);
       if (!report.ok) throw unavailable(NOT_READY_RETRY_AFTER, `Not ready: ${report.reason}`);
-      return c.json(okBody({ ok: true as const }, c.var.traceId), 200);
+      return ok(c, { ok: true as const });
     })
     .route('/', authRoutes)
     .route('/', loginUserRoutes)
