@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../test/e2e/servers';
-import { cpuMs, workerdUnder } from '../proc';
+import { cpuMs, stopGroup, workerdUnder } from '../proc';
 
 const ROOT = resolve(process.argv[2] ?? join(import.meta.dir, '../..'));
 const CONFIG = join(ROOT, 'bench/workerd-rt/wrangler.toml');
@@ -115,9 +115,6 @@ try {
   const del = await call('POST', '/app/sysFile/delete', admin, { ids });
   console.log(`| delete 100 distinct files | ${del.rt} | ${del.ms.toFixed(0)} | ${(cpuMs(pids) - cpu0).toFixed(0)} |`);
 } finally {
-  try {
-    process.kill(-child.pid!, 'SIGTERM');
-  } catch {}
-  await new Promise((ok) => (child.exitCode !== null ? ok(null) : child.once('exit', ok)));
+  await stopGroup(child);
   rmSync(dir, { recursive: true, force: true });
 }
