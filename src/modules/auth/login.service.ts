@@ -7,13 +7,7 @@ import { isoNow } from '../../core/time.ts';
 import { consumeCaptcha } from './captcha.service.ts';
 import { hit, lockedFor, releaseQuery } from './rate-limit.ts';
 import { signSessionToken } from './session.ts';
-
-export interface LoginInput {
-  loginName: string;
-  password: string;
-  codeKey?: string | undefined;
-  securityCode?: string | undefined;
-}
+import type { LoginInput } from './auth.schemas.ts';
 
 export interface LoginClient {
   ip: string;

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { guarded } from '../../http/guard.ts';
 import { createRouter, jsonBody } from '../../http/router.ts';
 import { DeletedCount, LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas.ts';
-import { clearLoginLogs, deleteLoginLogs, loginLogPage } from './login-logs.service.ts';
+import { clearLoginLogs, deleteLoginLogs, pageLoginLogs } from './login-logs.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Login log'];
@@ -46,7 +46,7 @@ const clearRoute = guarded(
 );
 
 export const loginLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await loginLogPage(c.var.deps, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await pageLoginLogs(c.var.deps, c.req.valid('json'))))
   .openapi(deleteRoute, async (c) =>
     ok(c, { deleted: await deleteLoginLogs(c.var.deps, c.req.valid('json').ids) }),
   )
