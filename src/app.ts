@@ -5,6 +5,7 @@ import { cors } from 'hono/cors';
 import type { Deps } from './deps';
 import { AppError } from './core/errors';
 import { envelope, okBody } from './core/envelope';
+import { captureClient } from './http/client';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { createRouter } from './http/router';
 import { ensureSecurityHeaders, prepareSecurityHeaders } from './http/security-headers';
@@ -61,6 +62,8 @@ export function createApp(deps: Deps) {
     const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
     c.set('deps', deps);
     c.set('traceId', traceId);
+    // Before the body limit, which may replace c.req.raw and with it the peer address.
+    c.set('client', captureClient(deps, c));
     c.header('X-Trace-Id', traceId);
     prepareSecurityHeaders(c);
     const started = config.LOG_REQUESTS ? deps.clock.now() : 0;

@@ -7,6 +7,7 @@ export interface AuthUser {
 }
 
 import type { Deps } from '../deps';
+import type { ClientOrigin } from './client';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -14,6 +15,8 @@ declare module 'hono' {
     /** Replaces the request body as the op-log params when the body is not JSON (uploads). */
     opParams: unknown;
     traceId: string;
+    /** The caller's address and location, captured from the original request (captureClient). */
+    client: ClientOrigin;
     auth: AuthUser;
     /** Set by the error mapper so the op-log recorder can store what the client was told. */
     errorMsg: string;

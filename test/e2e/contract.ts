@@ -19,20 +19,35 @@ async function call(
   t: Target,
   method: string,
   path: string,
-  init: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+  init: { token?: string; body?: unknown; headers?: Record<string, string>; chunked?: boolean } = {},
 ): Promise<Reply> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
-  let body: string | FormData | undefined;
+  let body: string | FormData | ReadableStream<Uint8Array> | undefined;
   if (init.body instanceof FormData) body = init.body;
   else if (init.body !== undefined) {
     body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
+  // A stream body has no known length: fetch sends it chunked, with no Content-Length.
+  if (init.chunked && typeof body === 'string') body = chunkedBody(body);
   const started = performance.now();
-  const res = await fetch(t.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(15_000) });
+  const res = await fetch(t.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(15_000), duplex: 'half' } as RequestInit);
   const json = (await res.json()) as Reply['json'];
   return { status: res.status, headers: res.headers, json, data: json.data, ms: performance.now() - started };
+}
+
+/** A body in two chunks from a stream, so the request goes out with Transfer-Encoding: chunked. */
+function chunkedBody(text: string): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  const half = bytes.length >> 1;
+  return new ReadableStream({
+    start(ctl) {
+      ctl.enqueue(bytes.slice(0, half));
+      ctl.enqueue(bytes.slice(half));
+      ctl.close();
+    },
+  });
 }
 
 function expectEnvelope(r: Reply, status: number) {
@@ -191,6 +206,49 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
         return null;
       }
     }
+
+    test('chunked bodies (no Content-Length) keep the client address: lockout, login log, op log, online sessions', async () => {
+      const admin = (await login()).data.token as string;
+      const loginName = `chunk${name}${Date.now() % 100000}`;
+      const password = 'Chunked-User-Pass-77';
+      expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/add', { token: admin, body: { loginName, nickName: 'Chunked', password } }), 200);
+      // A local server sees the loopback address; a remote one at least some address.
+      const peer = t.runtime === 'external' ? /\S/ : /^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/;
+
+      const ok = await call(t.captchaOff, 'POST', '/auth/login', { body: { loginName, password }, chunked: true });
+      expectEnvelope(ok, 200);
+      const token = ok.data.token as string;
+      const upd = await call(t.captchaOff, 'POST', '/app/sysLoginUser/updateInfo', { token, body: { nickName: 'Chunked too' }, chunked: true });
+      expectEnvelope(upd, 200);
+      expect(upd.data.nickName).toBe('Chunked too');
+
+      const online = await call(t.captchaOff, 'POST', '/app/sysOnlineUser/page', { token: admin, body: { params: { loginName } } });
+      expectEnvelope(online, 200);
+      expect(online.data.records.map((r: { ip: string }) => r.ip)).toEqual([expect.stringMatching(peer)]);
+      const ops = await call(t.captchaOff, 'POST', '/app/sysOpLog/page', {
+        token: admin,
+        body: { pageSize: 100, params: { module: 'sysLoginUser', action: 'updateInfo' } },
+      });
+      expectEnvelope(ops, 200);
+      expect(ops.data.records.find((r: { traceId: string }) => r.traceId === upd.json.traceId)?.ip).toMatch(peer);
+
+      // Five failures, alternating encodings, then the right password chunked: the name is locked.
+      const tries: Reply[] = [];
+      for (let i = 0; i < 5; i++) {
+        tries.push(await call(t.captchaOff, 'POST', '/auth/login', { body: { loginName, password: `Wrong-${i}-Pass` }, chunked: i % 2 === 0 }));
+      }
+      for (const r of tries) expectEnvelope(r, 401);
+      const locked = await call(t.captchaOff, 'POST', '/auth/login', { body: { loginName, password }, chunked: true });
+      expectEnvelope(locked, 429);
+      expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+
+      const logs = await call(t.captchaOff, 'POST', '/app/sysLoginLog/page', { token: admin, body: { pageSize: 100, params: { loginName } } });
+      expectEnvelope(logs, 200);
+      const byTrace = new Map((logs.data.records as { traceId: string; ip: string; status: string }[]).map((r) => [r.traceId, r]));
+      for (const r of [ok, ...tries, locked]) expect(byTrace.get(r.json.traceId)?.ip).toMatch(peer);
+      expect(byTrace.get(ok.json.traceId)?.status).toBe('success');
+      expect(byTrace.get(locked.json.traceId)?.status).toBe('failure');
+    }, 60_000);
 
     test('RBAC: no code → 403 and nothing written; a granted role applies on the next request; stale edits → 409; delete ends sessions', async () => {
       const needed = ['/app/sysUser/add', '/app/sysUser/page', '/app/sysUser/edit', '/app/sysUser/delete', '/app/sysUser/detail'];
