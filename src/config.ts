@@ -53,6 +53,8 @@ const schema = z
     DOCS_ENABLED: bool(true),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     LOG_REQUESTS: bool(true),
+    /** A `Server-Timing: db;dur=…;desc="N rt"` header on every response (database time and round trips). */
+    SERVER_TIMING: bool(true),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === 'production' && (!c.JWT_SECRET || new TextEncoder().encode(c.JWT_SECRET).length < 32)) {

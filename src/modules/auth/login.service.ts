@@ -2,6 +2,7 @@ import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../core/errors';
 import type { PasswordHasher } from '../../core/ports';
+import { dummyPhc } from '../../core/phc';
 import { isoNow } from '../../core/time';
 import { consumeCaptcha } from './captcha.service';
 import { hitQuery, lockedFor, releaseQuery, reserve, type Subject } from './rate-limit';
@@ -32,16 +33,15 @@ export const ADDRESS_RULE = { limit: 30, windowMs: TEN_MINUTES, lockMs: TEN_MINU
 
 export const BAD_CREDENTIALS = 'Invalid login name or password';
 
-const dummyHashes = new WeakMap<PasswordHasher, Promise<string>>();
+const OWASP_DUMMY = dummyPhc({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
 
-/** A real hash to verify against when the user does not exist, so both paths cost the same. */
-export function dummyHash(hasher: PasswordHasher): Promise<string> {
-  let p = dummyHashes.get(hasher);
-  if (!p) {
-    p = hasher.hash(crypto.randomUUID());
-    dummyHashes.set(hasher, p);
-  }
-  return p;
+/**
+ * What an unknown user's password is verified against, so both paths cost the same: a constant
+ * PHC string with the hasher's parameters (never a hash computed at start-up, which made every
+ * new Workers isolate pay one argon2 run on its first request, whatever it was).
+ */
+export function dummyHash(hasher: PasswordHasher): string {
+  return hasher.dummy ?? OWASP_DUMMY;
 }
 
 /** The columns of a login-log row other than its outcome (status, msg). */
@@ -97,7 +97,7 @@ async function takeSlot(deps: Deps, subjects: Subject[], id: string): Promise<Ap
 }
 
 export async function login(deps: Deps, input: LoginInput, client: LoginClient) {
-  const { db, clock, config } = deps;
+  const { db, config } = deps;
   const loginName = input.loginName.slice(0, 64);
   // Per name across every address (a botnet gets 5 guesses per name, not 5 per address), and per address.
   const subjects: Subject[] = [
@@ -130,7 +130,7 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
       .select(['id', 'login_name', 'password_hash', 'status'])
       .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
       .executeTakeFirst();
-    const passwordOk = await deps.hasher.verify(user?.password_hash ?? (await dummyHash(deps.hasher)), input.password);
+    const passwordOk = await deps.hasher.verify(user?.password_hash ?? dummyHash(deps.hasher), input.password);
     if (!user || !passwordOk) {
       const counts = [hitQuery(deps, byName.key, byName.rule).compile(), hitQuery(deps, byAddress.key, byAddress.rule).compile()];
       return await refuse(unauthorized(BAD_CREDENTIALS), null, [release, ...counts]);
