@@ -23,6 +23,7 @@ import { roleRoutes } from './modules/roles/roles.routes';
 import { userRoutes } from './modules/users/users.routes';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
 
 const healthRoute = createRoute({
   method: 'get',
@@ -81,6 +82,8 @@ export function createApp(deps: Deps) {
     const headers = c.res.headers;
     if (!headers.has('X-Trace-Id')) headers.set('X-Trace-Id', traceId);
     ensureSecurityHeaders(headers);
+    // Tokens and the caller's own profile must never sit in a browser or proxy cache.
+    if (NO_STORE.test(c.req.path)) headers.set('Cache-Control', 'no-store');
     if (meter) headers.append('Server-Timing', meter.header());
     if (config.LOG_REQUESTS) {
       log.log('info', 'request', { traceId, method, path: c.req.path, status: c.res.status, ms: deps.clock.now() - started });

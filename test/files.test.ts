@@ -290,7 +290,7 @@ describe('UTF-8 file names, in every form clients send them', () => {
     ['Arabic', 'تقرير.pdf', 'تقرير.pdf'],
     ['RTL override (stripped)', 'invoice\u202Egpj.exe', 'invoicegpj.exe'],
   ];
-  const forms: [string, (name: string) => PartSpec][] = [
+  const forms: [string, (name: string) => Omit<PartSpec, 'data'>][] = [
     // What browsers send: the raw UTF-8 bytes inside the quotes.
     ['raw UTF-8 filename', (name) => ({ filename: name })],
     ['filename* (RFC 8187)', (name) => ({ filenameStar: name })],

@@ -75,6 +75,26 @@ describe('GET /auth/captcha', () => {
     expect(r.data).toEqual({ codeKey: null, image: null, expiresIn: 0, enabled: false });
     const login = await off.call('POST', '/auth/login', { body: { loginName: 'admin', password: ADMIN_PASSWORD } });
     expect(login.status).toBe(200);
+    // What login forms send when there is no captcha to show: blanks, nulls, leftovers.
+    const leftovers = [
+      { codeKey: '', securityCode: '' },
+      { codeKey: null, securityCode: null },
+      { codeKey: 'not-a-uuid', securityCode: 'x'.repeat(40) },
+      { codeKey: crypto.randomUUID() },
+    ];
+    for (const fields of leftovers) {
+      const r = await off.call('POST', '/auth/login', { body: { loginName: 'admin', password: ADMIN_PASSWORD, ...fields } });
+      expect({ fields, status: r.status, msg: r.json.msg }).toEqual({ fields, status: 200, msg: 'SUCCESS' });
+    }
+  });
+
+  test('enabled: blank or null fields are a missing code (400), a logged attempt', async () => {
+    for (const fields of [{ codeKey: '', securityCode: '' }, { codeKey: null, securityCode: null }]) {
+      const r = await attempt({ loginName: 'admin', password: ADMIN_PASSWORD, ...fields }, '10.9.0.1');
+      expect(r.status).toBe(400);
+      expect(r.json.msg).toContain('securityCode');
+      expect(t.sqlite.query('SELECT status FROM login_log WHERE trace_id = ?').get(r.json.traceId)).toEqual({ status: 'failure' });
+    }
   });
 });
 

@@ -141,6 +141,7 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
     test('login, then the logged-in user information an SPA builds its menus from', async () => {
       const r = await login();
       expect(r.data.tokenType).toBe('Bearer');
+      expect(r.headers.get('cache-control')).toBe('no-store');
       expect(r.data.expiresIn).toBeGreaterThan(0);
       if (name === 'workerd') console.log(`[e2e workerd] login wall time incl. argon2id verify: ${r.ms.toFixed(0)} ms`);
       const anonymous = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation');

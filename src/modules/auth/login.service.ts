@@ -11,8 +11,8 @@ import { signSessionToken } from './session';
 export interface LoginInput {
   loginName: string;
   password: string;
-  codeKey?: string | undefined;
-  securityCode?: string | undefined;
+  codeKey?: string | null | undefined;
+  securityCode?: string | null | undefined;
 }
 
 export interface LoginClient {
@@ -75,6 +75,7 @@ export function loginLogRow(
     .compile();
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TOO_MANY = 'Too many failed login attempts, try again later';
 /** How long an attempt waits for a throttle slot held by attempts still in flight. */
 const SLOT_WAIT_MS = 15_000;
@@ -113,7 +114,14 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
   };
 
   // The captcha is used up by this attempt whatever happens next, a locked-out attempt included.
-  const captchaOk = config.CAPTCHA_ENABLED ? await consumeCaptcha(deps, input.codeKey, input.securityCode) : true;
+  let captchaOk = true;
+  if (config.CAPTCHA_ENABLED) {
+    const codeKey = input.codeKey?.trim() ?? '';
+    const answer = input.securityCode?.trim() ?? '';
+    if (codeKey && !UUID.test(codeKey)) return refuse(badRequest('codeKey: must be a UUID'));
+    if (answer.length > 16) return refuse(badRequest('securityCode: must be at most 16 characters'));
+    captchaOk = await consumeCaptcha(deps, codeKey, answer);
+  }
   const lockMs = await lockedFor(deps, [byName.key, byAddress.key]);
   if (lockMs > 0) return refuse(tooMany(lockMs / 1000, TOO_MANY));
   if (!captchaOk) return refuse(badRequest('securityCode: the verification code is wrong or has expired'));
