@@ -64,7 +64,7 @@ export function createApp(deps: Deps) {
     c.set('deps', meter ? meteredDeps(deps, meter) : deps);
     c.set('traceId', traceId);
     // Before the body limit, which may replace c.req.raw and with it the peer address.
-    c.set('client', captureClient(deps, c));
+    c.set('client', captureClient(deps, c.req.raw, c.env));
     c.header('X-Trace-Id', traceId);
     prepareSecurityHeaders(c);
     const started = config.LOG_REQUESTS ? deps.clock.now() : 0;

@@ -7,12 +7,12 @@ import { parseUserAgent } from '../core/user-agent';
  * our own proxy appended. Earlier hops are whatever the client sent and would let it pick an
  * address per request (dodging throttles, or locking out someone else's).
  */
-export function clientIp(deps: Deps, c: Context): string {
+export function clientIp(deps: Deps, req: Request, env: unknown): string {
   if (deps.config.TRUST_PROXY) {
-    const xff = c.req.header('x-forwarded-for')?.split(',').map((s) => s.trim()).filter(Boolean).at(-1);
+    const xff = req.headers.get('x-forwarded-for')?.split(',').map((s) => s.trim()).filter(Boolean).at(-1);
     if (xff) return xff.slice(0, 64);
   }
-  return (deps.client.socketAddress(c) ?? '').slice(0, 64);
+  return (deps.client.socketAddress(req, env) ?? '').slice(0, 64);
 }
 
 /** Where the request came from, fixed once at the front of the chain (see captureClient). */
@@ -28,9 +28,9 @@ export interface ClientOrigin {
  * `requestIP()` knows only the request object the server handed over. Everything later reads
  * `c.var.client`, so the address survives whatever body handling does.
  */
-export function captureClient(deps: Deps, c: Context): ClientOrigin {
-  const where = deps.client.location?.(c) ?? { country: null, city: null };
-  return { ip: clientIp(deps, c), country: where.country, city: where.city };
+export function captureClient(deps: Deps, req: Request, env: unknown): ClientOrigin {
+  const where = deps.client.location?.(req, env) ?? { country: null, city: null };
+  return { ip: clientIp(deps, req, env), country: where.country, city: where.city };
 }
 
 /** What the logs record about the caller: the address captured at the front, and its device. */

@@ -5,8 +5,8 @@ import type { Deps } from '../../src/deps';
 import { createKeys } from '../../src/core/keys';
 import { jsonLogger } from '../../src/core/log';
 import type { PasswordHasher } from '../../src/core/ports';
-import { nodeArgon2Hasher } from '../../src/adapters/bun/argon2';
-import { diskBlobStore } from '../../src/adapters/bun/disk-blobs';
+import { nodeArgon2Hasher } from '../../src/adapters/server/argon2';
+import { diskBlobStore } from '../../src/adapters/server/disk-blobs';
 import { scratchDir } from './tmp-root';
 import { migrate } from '../../src/adapters/bun/migrate';
 import { bunAtomic, bunKysely, bunRead, openSqlite } from '../../src/adapters/bun/sqlite';
@@ -114,7 +114,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
     ids: { uuid: () => crypto.randomUUID() },
     log: jsonLogger('debug', (l) => lines.push(l)),
     keys: createKeys(new TextEncoder().encode('test-secret-test-secret-test-secret-0123')),
-    client: { socketAddress: (c) => c.req.header('x-test-ip') ?? '127.0.0.1' },
+    client: { socketAddress: (req) => req.headers.get('x-test-ip') ?? '127.0.0.1' },
   };
   await bootstrapAdmin(deps);
   const app = createApp(deps);

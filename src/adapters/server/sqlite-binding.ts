@@ -24,3 +24,20 @@ export interface SqliteBinding {
 
 /** Opens (creating) a database file or ':memory:' with the app's pragmas; one per runtime. */
 export type OpenSqlite = (path: string, opts: { exclusive: boolean }) => SqliteBinding;
+
+/**
+ * The pragmas every server binding applies on open. `exclusive`: the server process owns the file
+ * (SQLite's exclusive locking mode). In WAL mode every read otherwise takes a shared-memory lock:
+ * ~2.3 µs per statement here against ~0.5 µs, which is ~10% of a guarded read. The price: no other
+ * process can open the file while the server runs.
+ */
+export function serverPragmas(path: string, opts: { exclusive?: boolean }): string[] {
+  const file = path !== ':memory:';
+  return [
+    ...(file ? ['PRAGMA journal_mode = WAL'] : []),
+    'PRAGMA foreign_keys = ON',
+    'PRAGMA busy_timeout = 5000',
+    'PRAGMA synchronous = NORMAL',
+    ...(file && opts.exclusive ? ['PRAGMA locking_mode = EXCLUSIVE'] : []),
+  ];
+}

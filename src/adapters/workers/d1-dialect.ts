@@ -54,7 +54,10 @@ function toQueryResult<R>(query: CompiledQuery, result: D1Result<R>): QueryResul
 }
 
 class D1Connection implements DatabaseConnection {
-  constructor(private readonly d1: D1Database) {}
+  private readonly d1: D1Database;
+  constructor(d1: D1Database) {
+    this.d1 = d1;
+  }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return toQueryResult(query, await prepare(this.d1, query).all<R>());
@@ -97,7 +100,10 @@ class D1Driver implements Driver {
  * Kysely 0.23 and we want D1's limits enforced where queries are sent.
  */
 export class D1Dialect implements Dialect {
-  constructor(private readonly d1: D1Database) {}
+  private readonly d1: D1Database;
+  constructor(d1: D1Database) {
+    this.d1 = d1;
+  }
   createAdapter() {
     return new SqliteAdapter();
   }
