@@ -1,11 +1,12 @@
+import type { Context } from 'hono';
 import { createRoute, z } from '@hono/zod-openapi';
-import { Scalar } from '@scalar/hono-api-reference';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { Deps } from './deps';
 import { AppError } from './core/errors';
 import { envelope, okBody } from './core/envelope';
 import { captureClient } from './http/client';
+import { DOCS_CSP, DOCS_CSS, DOCS_HTML, DOCS_JS } from './http/docs/page';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { createRouter } from './http/router';
 import { ensureSecurityHeaders, prepareSecurityHeaders } from './http/security-headers';
@@ -124,7 +125,12 @@ export function createApp(deps: Deps) {
       });
       return c.json(doc);
     });
-    app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'Edge Admin API' }));
+    // Our own page and assets (src/http/docs), never a CDN script: see page.ts.
+    const asset = (body: string, type: string) => (c: Context) =>
+      c.body(body, 200, { 'Content-Type': `${type}; charset=utf-8`, 'Content-Security-Policy': DOCS_CSP, 'Cache-Control': 'no-cache' });
+    app.get('/docs', asset(DOCS_HTML, 'text/html'));
+    app.get('/docs/docs.js', asset(DOCS_JS, 'text/javascript'));
+    app.get('/docs/docs.css', asset(DOCS_CSS, 'text/css'));
   }
   return routes;
 }

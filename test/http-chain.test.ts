@@ -175,11 +175,24 @@ describe('CORS and security headers', () => {
 });
 
 describe('docs', () => {
-  test('/docs serves an interactive reference page', async () => {
+  test('/docs serves an interactive reference page with its assets from the service, nothing from a CDN', async () => {
     const res = await t.app.request('/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
-    expect(await res.text()).toContain('/openapi.json');
+    const html = await res.text();
+    expect(html).toContain('/openapi.json');
+    // Every script and stylesheet the page loads is a path on this service.
+    const refs = [...html.matchAll(/<(?:script\b[^>]*\bsrc|link rel="stylesheet"[^>]*\bhref)="([^"]+)"/g)].map((m) => m[1]);
+    expect(refs.sort()).toEqual(['/docs/docs.css', '/docs/docs.js']);
+    expect(html).not.toMatch(/https?:\/\/|\/\/cdn|jsdelivr|unpkg/);
+    // The browser may load only what this origin serves.
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(res.headers.get('content-security-policy')).not.toMatch(/https?:|\*|unsafe/);
+    for (const [path, type] of [['/docs/docs.js', 'text/javascript'], ['/docs/docs.css', 'text/css']] as const) {
+      const a = await t.app.request(path);
+      expect([path, a.status, a.headers.get('content-type')]).toEqual([path, 200, `${type}; charset=utf-8`]);
+      expect(await a.text()).not.toMatch(/https?:\/\//);
+    }
   });
 
   test('docs can be switched off by configuration', async () => {
