@@ -16,6 +16,7 @@ import { D1Dialect, d1Atomic, d1Read } from '../../src/adapters/workers/d1-diale
 import type { Database } from '../../src/db/schema';
 import { freshD1 } from './workerd';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
+import { classifyServerError } from '../../src/adapters/server/storage';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
 
@@ -46,6 +47,8 @@ export interface TestAppOptions {
   hasher?: PasswordHasher;
   /** Lines the JSON logger wrote, for assertions on error logging. */
   logLines?: string[];
+  /** Bun only: a database file instead of ':memory:' (for tests that need a second connection). */
+  databasePath?: string;
 }
 
 type SqlValue = string | number | null;
@@ -94,7 +97,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
     d1 = await freshD1();
     store = d1Store(d1);
   } else {
-    sqlite = openSqlite(':memory:');
+    sqlite = openSqlite(opts.databasePath ?? ':memory:', { busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS });
     migrate(sqlite);
     store = bunStore(sqlite);
   }
@@ -115,6 +118,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
     log: jsonLogger('debug', (l) => lines.push(l)),
     keys: createKeys(new TextEncoder().encode('test-secret-test-secret-test-secret-0123')),
     client: { socketAddress: (req) => req.headers.get('x-test-ip') ?? '127.0.0.1' },
+    classifyError: classifyServerError,
   };
   await bootstrapAdmin(deps);
   const app = createApp(deps);

@@ -2,12 +2,12 @@ import { Database, type SQLQueryBindings } from 'bun:sqlite';
 import { Kysely, type CompiledQuery, type QueryResult } from 'kysely';
 import { BunSqliteDialect } from 'kysely-bun-sqlite';
 import type { Atomic, ReadSql } from '../../core/ports';
+import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements';
 import type { Database as Schema } from '../../db/schema';
-import { assertParamLimit } from '../server/sql-params';
 import { serverPragmas, type OpenSqlite, type SqlExec } from '../server/sqlite-binding';
 
 /** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
-export function openSqlite(path: string, opts: { exclusive?: boolean } = {}): Database {
+export function openSqlite(path: string, opts: { exclusive?: boolean; busyTimeoutMs?: number } = {}): Database {
   const sqlite = new Database(path, { create: true, strict: true });
   for (const pragma of serverPragmas(path, opts)) sqlite.run(pragma);
   return sqlite;
@@ -44,12 +44,12 @@ const bindings = (params: readonly unknown[]) => params as SQLQueryBindings[];
  * a guard's CHECK failure included, rolls the whole batch back.
  */
 export function bunAtomic(sqlite: Database): Atomic {
+  const last = sqlite.query(LAST_WRITE_SQL);
   const run = sqlite.transaction((queries: readonly CompiledQuery[]) =>
     queries.map((q): QueryResult<unknown> => {
       const stmt = statement(sqlite, q.sql);
-      if (stmt.columnNames.length > 0) return { rows: stmt.all(...bindings(q.parameters)) };
-      const r = stmt.run(...bindings(q.parameters));
-      return { rows: [], numAffectedRows: BigInt(r.changes), insertId: BigInt(r.lastInsertRowid) };
+      const rows = stmt.columnNames.length > 0 ? stmt.all(...bindings(q.parameters)) : (stmt.run(...bindings(q.parameters)), []);
+      return atomicResult(q, rows, () => last.get() as LastWrite);
     }),
   );
   return async (queries) => run(queries);

@@ -2,7 +2,8 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { Kysely, SqliteDialect, type CompiledQuery, type QueryResult, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Atomic, ReadSql } from '../../core/ports';
 import type { Database as Schema } from '../../db/schema';
-import { assertParamLimit, countSqlParams } from './sql-params';
+import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements';
+import { countSqlParams } from './sql-params';
 import { serverPragmas } from './sqlite-binding';
 import type { OpenSqlite, SqlExec } from './sqlite-binding';
 
@@ -44,10 +45,9 @@ function statementCache(sqlite: DatabaseSync) {
 
 type Statement = ReturnType<ReturnType<typeof statementCache>>;
 
-function execute(s: Statement, params: readonly unknown[]): QueryResult<unknown> {
-  if (s.reader) return { rows: s.stmt.all(...bind(params)) };
-  const r = s.stmt.run(...bind(params));
-  return { rows: [], numAffectedRows: BigInt(r.changes), insertId: BigInt(r.lastInsertRowid) };
+function execute(s: Statement, q: CompiledQuery, last: StatementSync): QueryResult<unknown> {
+  const rows = s.reader ? s.stmt.all(...bind(q.parameters)) : (s.stmt.run(...bind(q.parameters)), []);
+  return atomicResult(q, rows, () => last.get() as unknown as LastWrite);
 }
 
 /** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
@@ -79,10 +79,11 @@ export function nodeKysely(sqlite: DatabaseSync, statement = statementCache(sqli
  * request's statement interleaves (one connection), and any error rolls the whole batch back.
  */
 export function nodeAtomic(sqlite: DatabaseSync, statement = statementCache(sqlite)): Atomic {
+  const last = sqlite.prepare(LAST_WRITE_SQL);
   return async (queries: readonly CompiledQuery[]) => {
     sqlite.exec('BEGIN');
     try {
-      const results = queries.map((q) => execute(statement(q.sql), q.parameters));
+      const results = queries.map((q) => execute(statement(q.sql), q, last));
       sqlite.exec('COMMIT');
       return results;
     } catch (e) {

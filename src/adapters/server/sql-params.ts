@@ -1,13 +1,3 @@
-/** D1's limit of bound parameters per statement, enforced on every SQLite binding so local runs catch what D1 would refuse. */
-export const MAX_BOUND_PARAMS = 100;
-
-/** Throws D1's refusal when a statement has more than MAX_BOUND_PARAMS parameters. */
-export function assertParamLimit(count: number, sql: string): void {
-  if (count > MAX_BOUND_PARAMS) {
-    throw new Error(`D1 allows at most ${MAX_BOUND_PARAMS} bound parameters per statement, got ${count}: ${sql.slice(0, 120)}`);
-  }
-}
-
 /**
  * How many parameters SQLite allocates for `sql` (what `sqlite3_bind_parameter_count` answers, and
  * bun:sqlite's `paramsCount`): node:sqlite has no way to ask, so this reads the SQL the way
