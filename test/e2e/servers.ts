@@ -3,9 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { ROOT, serverCommand, type ServerRuntime } from '../../scripts/server-commands';
 
-export const ROOT = resolve(import.meta.dir, '../..');
 export const E2E_ADMIN_PASSWORD = 'Correct-Horse-42';
 const E2E_JWT_SECRET = 'e2e-secret-e2e-secret-e2e-secret-0123456789';
 
@@ -107,10 +107,11 @@ function sqlOn(file: () => string): Target['sql'] {
   };
 }
 
-async function bunServer(dir: string, captcha: boolean): Promise<Target> {
+async function localServer(runtime: ServerRuntime, dir: string, captcha: boolean): Promise<Target> {
   const port = await freePort();
   const dbPath = join(dir, 'admin.db');
-  const { child, output } = launch(process.execPath, ['src/entry/bun.ts'], {
+  const [cmd, ...args] = serverCommand(runtime);
+  const { child, output } = launch(cmd!, args, {
     NODE_ENV: 'test',
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -127,11 +128,14 @@ async function bunServer(dir: string, captcha: boolean): Promise<Target> {
   return { baseUrl, sql: sqlOn(() => dbPath), stop: () => killTree(child), output };
 }
 
-/** Two Bun servers (`bun src/entry/bun.ts`) on free ports with temporary databases. */
-export async function startBunTargets(): Promise<Targets> {
-  const dir = mkdtempSync(join(tmpdir(), 'edge-e2e-bun-'));
-  const [captchaOn, captchaOff] = await both(bunServer(join(dir, 'on'), true), bunServer(join(dir, 'off'), false)).catch(removing(dir));
-  return { runtime: 'bun', captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
+/**
+ * Two servers of one runtime (`src/entry/<runtime>.ts`, started as `npm run start:<runtime>` would)
+ * on free ports with temporary databases. A runtime missing from node_modules fails the start.
+ */
+export async function startLocalTargets(runtime: ServerRuntime): Promise<Targets> {
+  const dir = mkdtempSync(join(tmpdir(), `edge-e2e-${runtime}-`));
+  const [captchaOn, captchaOff] = await both(localServer(runtime, join(dir, 'on'), true), localServer(runtime, join(dir, 'off'), false)).catch(removing(dir));
+  return { runtime, captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
 }
 
 const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
