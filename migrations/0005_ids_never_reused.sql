@@ -10,6 +10,13 @@
 -- inconsistent; everything is consistent again at the end of the migration.
 PRAGMA defer_foreign_keys = true;
 
+-- This rebuild knows the columns of 0001-0004 only. A database that already applied a later
+-- migration (0006 adds columns and a child table of roles) must not run it: fail with a named
+-- constraint instead of losing data. (Restore from before, or re-create the database.)
+CREATE TABLE migration_0005_guard (ok INTEGER, CONSTRAINT apply_0005_before_later_migrations CHECK (ok = 1));
+INSERT INTO migration_0005_guard (ok) SELECT CASE WHEN EXISTS (SELECT 1 FROM d1_migrations WHERE name > '0005') THEN 0 ELSE 1 END;
+DROP TABLE migration_0005_guard;
+
 CREATE TABLE keep_user_role AS SELECT user_id, role_id FROM user_role;
 CREATE TABLE keep_role_menu AS SELECT role_id, menu_id FROM role_menu;
 CREATE TABLE keep_sessions AS SELECT id, user_id, ip, user_agent, browser, os, login_at, expires_at, revoked_at FROM sessions;

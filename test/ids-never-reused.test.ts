@@ -58,6 +58,20 @@ describe('0005 rebuilds users, roles and menus with AUTOINCREMENT and loses noth
     expect(role).toEqual({ id: 3 });
   });
 
+  test('a database that already applied a later migration refuses 0005 instead of losing columns', async () => {
+    const early = mkdtempSync(join(tmpdir(), 'mig-0005-late-'));
+    dirs.push(early);
+    for (const f of readdirSync(MIGRATIONS_DIR).filter(BEFORE_0005)) copyFileSync(join(MIGRATIONS_DIR, f), join(early, f));
+    const sqlite = openSqlite(':memory:');
+    migrate(sqlite, early);
+    for (const q of SEED) sqlite.run(q);
+    sqlite.run(`INSERT INTO d1_migrations (name) VALUES ('0006_later.sql')`);
+    const before = await dump(async (q) => sqlite.query(q).all());
+    for (const f of readdirSync(MIGRATIONS_DIR).filter(ONLY_0005)) copyFileSync(join(MIGRATIONS_DIR, f), join(early, f));
+    expect(() => migrate(sqlite, early)).toThrow(/apply_0005_before_later_migrations/);
+    expect(await dump(async (q) => sqlite.query(q).all())).toEqual(before);
+  });
+
   test('D1 in workerd (batch per file, as wrangler applies it)', async () => {
     const d1: D1Database = await freshD1(BEFORE_0005);
     for (const q of SEED) await d1.prepare(q).run();

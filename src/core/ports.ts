@@ -39,6 +39,10 @@ export interface Ids {
   uuid(): string;
 }
 
+/** The real clock and ids, what every runtime's deps use unless a test pins them. */
+export const systemClock: Clock = { now: () => Date.now() };
+export const randomIds: Ids = { uuid: () => crypto.randomUUID() };
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 

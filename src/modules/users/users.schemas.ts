@@ -17,6 +17,7 @@ export const roleIdsSchema = z
 const profileFields = {
   ...selfProfileFields,
   remark: nullableText(255),
+  orgId: idSchema.nullable().optional().openapi({ description: "The user's organisation (null = none); must be in the caller's data scope" }),
   status: StatusSchema.optional(),
   roleIds: roleIdsSchema.optional(),
 };
@@ -61,6 +62,7 @@ export const UserPageParams = z
     phone: likeText().optional().openapi({ description: 'Start of the phone number' }),
     status: StatusSchema.optional(),
     roleId: idSchema.optional(),
+    orgId: idSchema.optional().openapi({ description: 'That organisation and everything below it' }),
     ...dateRangeParams,
   })
   .openapi('UserPageParams');
