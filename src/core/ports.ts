@@ -76,8 +76,11 @@ export interface BlobStore {
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
   head(key: string): Promise<{ size: number } | null>;
   delete(key: string): Promise<void>;
-  /** Committed keys with their write time (ms), for the orphan sweep. */
-  list(): AsyncIterable<{ key: string; modifiedAt: number }>;
+  /**
+   * Committed keys with their write time (ms), in ascending key order, starting after `after`
+   * (all when omitted), so the orphan sweep can stop anywhere and resume there on its next run.
+   */
+  list(after?: string): AsyncIterable<{ key: string; modifiedAt: number }>;
   /** Removes temporary objects of uploads interrupted before `before` (ms); returns how many. */
   purgeStaging(before: number): Promise<number>;
 }

@@ -138,9 +138,18 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
   lifecycle.state = 'ready';
   log.log('info', 'listening', { url: server.url, docs: config.DOCS_ENABLED ? '/docs' : 'off', runtime: runtime.name });
 
-  const sweep = () =>
+  // Each cleanup run is bounded; when it leaves work (a backlog of logs, a large store) the next
+  // run follows in a few seconds instead of at the next interval.
+  let soon: ReturnType<typeof setTimeout> | undefined;
+  const sweep = (): Promise<void> =>
     cleanup(deps)
-      .then((counts) => log.log('debug', 'cleanup', counts))
+      .then((counts) => {
+        log.log('debug', 'cleanup', counts);
+        if (counts.more) {
+          soon = setTimeout(sweep, 5_000);
+          (soon as { unref?: () => void }).unref?.();
+        }
+      })
       .catch((err) => log.log('error', 'cleanup failed', errorFields(err)));
   void sweep();
   const timer = setInterval(sweep, 10 * 60_000);
@@ -155,6 +164,7 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
 
   const closeDatabase = () => {
     clearInterval(timer);
+    clearTimeout(soon);
     clearInterval(backupTimer);
     // Fold the WAL back into the database file, so the file alone is a complete copy once stopped.
     try {
