@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { ADMIN_PASSWORD, makeTestApp, type TestApp } from './support/app.ts';
 import { seedLoginLogs } from '../bench/seed-logs.ts';
 import { BAD_IDS, BAD_PAGE_REQUESTS, userWithCodes } from './support/rbac-fixture.ts';
+import { expectGuarded, expectScenario, FORGED_TOKENS } from './support/scenario.ts';
 
 let t: TestApp;
 let admin: string;
@@ -126,9 +127,8 @@ describe('page', () => {
   }
 
   test('auth table: no token 401, no code 403, granted 200', async () => {
-    expect((await page({}, '')).status).toBe(401);
-    expect((await page({}, nobody)).status).toBe(403);
-    expect((await page({}, granted)).status).toBe(200);
+    const op = { code: 'sys:loginLog:page', method: 'POST', path: '/app/sysLoginLog/page', request: () => ({ body: {} }) } as const;
+    await expectGuarded(t, op, { refused: nobody, granted }, ['login_log']);
   });
 });
 
@@ -138,12 +138,9 @@ describe('delete', () => {
   test('auth table: no token 401, no code 403 (nothing deleted), granted 200', async () => {
     const [victim] = ids();
     const before = t.count('login_log');
-    expect((await del({ ids: [victim] }, '')).status).toBe(401);
-    expect((await del({ ids: [victim] }, nobody)).status).toBe(403);
-    expect(t.count('login_log')).toBe(before);
-    const ok = await del({ ids: [victim] }, granted);
-    expect(ok.status).toBe(200);
-    expect(ok.data).toEqual({ deleted: 1 });
+    const op = { code: 'sys:loginLog:delete', method: 'POST', path: '/app/sysLoginLog/delete', request: () => ({ body: { ids: [victim] } }) } as const;
+    const ok = await expectGuarded(t, op, { refused: nobody, granted }, ['login_log']);
+    expect(ok.json?.data).toEqual({ deleted: 1 });
     expect(t.count('login_log')).toBe(before - 1);
   });
 
@@ -182,8 +179,9 @@ describe('clear', () => {
 
   test('no token 401 and no code 403 delete nothing', async () => {
     const before = t.count('login_log');
-    expect((await clear('')).status).toBe(401);
-    expect((await clear(nobody)).status).toBe(403);
+    const refused = { method: 'POST', path: '/app/sysLoginLog/clear', unchanged: ['login_log'] } as const;
+    for (const token of [undefined, ...FORGED_TOKENS]) await expectScenario(t, { ...refused, token, status: 401, json: { status: 401, data: null } });
+    await expectScenario(t, { ...refused, token: nobody, status: 403, json: { status: 403, data: null } });
     expect(t.count('login_log')).toBe(before);
     expect(before).toBeGreaterThan(0);
   });

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './support/app.ts';
 import { BAD_PAGE_REQUESTS, USER_PASSWORD, userWithCodes } from './support/rbac-fixture.ts';
+import { expectGuarded } from './support/scenario.ts';
 
 let t: TestApp;
 let admin: string;
@@ -23,20 +24,25 @@ const live = () => (t.sqlite.query('SELECT count(*) AS n FROM sessions WHERE rev
 
 describe('auth table', () => {
   test('page: no token 401, no code 403, granted 200', async () => {
-    expect((await page({}, '')).status).toBe(401);
-    expect((await page({}, nobody)).status).toBe(403);
-    expect((await page({}, granted)).status).toBe(200);
+    const op = { code: 'sys:online:page', method: 'POST', path: '/app/sysOnlineUser/page', request: () => ({ body: {} }) } as const;
+    await expectGuarded(t, op, { refused: nobody, granted }, ['sessions']);
   });
 
   test('forceLogout: no token 401, no code 403 (the session stays), granted 200', async () => {
     const victim = await t.login();
     const id = sessionOf(victim);
-    expect((await kick([id], '')).status).toBe(401);
-    expect((await kick([id], nobody)).status).toBe(403);
-    expect((await me(victim)).status).toBe(200);
-    const ok = await kick([id], granted);
-    expect(ok.status).toBe(200);
-    expect(ok.data).toEqual({ revoked: 1 });
+    const op = {
+      code: 'sys:online:forceLogout',
+      method: 'POST',
+      path: '/app/sysOnlineUser/forceLogout',
+      // Before every caller, so also after the refused ones: the victim's session still works.
+      request: async () => {
+        expect((await me(victim)).status).toBe(200);
+        return { body: { sessionIds: [id] } };
+      },
+    } as const;
+    const ok = await expectGuarded(t, op, { refused: nobody, granted }, ['sessions']);
+    expect(ok.json?.data).toEqual({ revoked: 1 });
     expect((await me(victim)).status).toBe(401);
   });
 });
