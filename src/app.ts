@@ -6,6 +6,7 @@ import type { Deps } from './deps';
 import { AppError } from './core/errors';
 import { envelope, okBody } from './core/envelope';
 import { errorHandler, notFoundHandler } from './http/errors';
+import { buildOpenApiDocument, withServer } from './http/openapi';
 import { createRouter } from './http/router';
 import { ensureSecurityHeaders, prepareSecurityHeaders } from './http/security-headers';
 import { newTraceId, traceIdFromParent } from './http/trace';
@@ -105,17 +106,10 @@ export function createApp(deps: Deps) {
     description: 'The token from POST /auth/login. Each operation lists its permission code in x-permission.',
   });
   if (config.DOCS_ENABLED) {
-    let doc: unknown;
+    let doc: ReturnType<typeof buildOpenApiDocument> | undefined;
     app.get('/openapi.json', (c) => {
-      doc ??= app.getOpenAPI31Document({
-        openapi: '3.1.0',
-        info: {
-          title: 'Edge Admin API',
-          version: '1.0.0',
-          description: 'Back-office administration backend. Every response is the envelope {status, msg, data, traceId}.',
-        },
-      });
-      return c.json(doc);
+      doc ??= buildOpenApiDocument(app, config);
+      return c.json(withServer(doc, new URL(c.req.url).origin));
     });
     app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'Edge Admin API' }));
   }

@@ -164,7 +164,7 @@ export const idQuerySchema = z.strictObject({
     .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer')
     .transform(Number)
     .refine((n) => Number.isSafeInteger(n), 'is too large')
-    .openapi({ param: { name: 'id', in: 'query' }, example: '1', type: 'integer' }),
+    .openapi({ param: { name: 'id', in: 'query' }, example: 42, type: 'integer' }),
 });
 
 /** Above every character, so `[text, text + PREFIX_END)` holds exactly the strings starting with text. */

@@ -3,7 +3,8 @@ import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { blobResponse } from './download';
+import { blobResponse, SERVED_FILE_TYPES } from './download';
+import { IMAGE_CONTENT_TYPES } from './image-sniff';
 import {
   DownloadQuery,
   FileIdsRequest,
@@ -23,6 +24,8 @@ const ok = <T extends z.ZodType>(description: string, schema: T) => ({
 const notFound = { 404: errorResponse('No such record') };
 
 const binary = z.string().openapi({ type: 'string', format: 'binary' });
+/** The same binary body under each media type the content can be served with. */
+const binaryContent = (types: readonly string[]) => Object.fromEntries(types.map((t) => [t, { schema: binary }]));
 
 const SPEC = {
   file: {
@@ -32,7 +35,7 @@ const SPEC = {
     pageRequest: FilePageRequest,
     page: FilePage,
     limit: '50 MiB',
-    media: 'application/octet-stream',
+    media: SERVED_FILE_TYPES,
     fetchCode: 'sys:file:download',
     fetchSummary: 'Download a file (attachment; ETag/304, single byte ranges; bearer token or signed link)',
   },
@@ -43,7 +46,7 @@ const SPEC = {
     pageRequest: ImagePageRequest,
     page: ImagePage,
     limit: '10 MiB',
-    media: 'image/*',
+    media: Object.values(IMAGE_CONTENT_TYPES),
     fetchCode: 'sys:image:preview',
     fetchSummary: 'Show an image (inline; ETag/304, single byte ranges; bearer token or signed link)',
   },
@@ -126,8 +129,8 @@ function makeRoutes<K extends FileKind>(kind: K) {
         'Also reachable without a token through the signed `url` of the record (`exp` and `sig` query parameters, bound to this action, id and expiry); a tampered or expired link is 401. Not an envelope on success.',
       request: { query: DownloadQuery },
       responses: {
-        200: { description: 'The content (not an envelope)', content: { [s.media]: { schema: binary } } },
-        206: { description: 'The requested byte range (not an envelope)', content: { [s.media]: { schema: binary } } },
+        200: { description: 'The content (not an envelope)', content: binaryContent(s.media) },
+        206: { description: 'The requested byte range (not an envelope)', content: binaryContent(s.media) },
         304: { description: 'Not modified (If-None-Match matched the ETag)' },
         ...notFound,
         416: errorResponse('Range not satisfiable'),
