@@ -47,12 +47,15 @@ const schema = z
     MAX_UPLOAD_BYTES: int(50 * MiB, 1, 2 ** 40),
     MAX_IMAGE_BYTES: int(10 * MiB, 1, 2 ** 40),
     LOG_RETENTION_DAYS: int(180, 0, 36500),
+    BLOB_GRACE_HOURS: int(24, 1, 24 * 365),
     LINK_TTL_SECONDS: int(3600, 10, 7 * 86400),
     PAGE_SIZE_MAX: int(100, 1, 1000),
     TRUST_PROXY: bool(false),
     DOCS_ENABLED: bool(true),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     LOG_REQUESTS: bool(true),
+    /** A `Server-Timing: db;dur=…;desc="N rt"` header on every response (database time and round trips). */
+    SERVER_TIMING: bool(true),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === 'production' && (!c.JWT_SECRET || new TextEncoder().encode(c.JWT_SECRET).length < 32)) {

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup } from '../src/modules/maintenance/cleanup';
 import { makeTestApp, type TestApp } from './support/app';
-import { filesUnder, get, multipart, randomBytes, sha256Hex, upload, userWithCodes } from './support/files';
+import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload, userWithCodes } from './support/files';
 
 const enc = new TextEncoder();
 let t: TestApp;
@@ -76,7 +76,7 @@ describe('upload and download round trips', () => {
 });
 
 describe('dedupe and reference counting', () => {
-  test('two uploads share one blob; it goes with the last record, from disk and table', async () => {
+  test('two uploads share one blob; it is marked with the last record and removed by the sweep after the grace period', async () => {
     const data = randomBytes(100_000);
     const sha = await sha256Hex(data);
     const a = await upload(t, 'sysFile', admin, { filename: 'a.bin', data });
@@ -98,6 +98,11 @@ describe('dedupe and reference counting', () => {
 
     const del2 = await t.call('POST', '/app/sysFile/delete', { token: admin, body: { ids: [b.data.id] } });
     expect(del2.status).toBe(200);
+    // The delete only marks the blob; its content stays for backups taken before the delete.
+    expect(blobRow()?.ref_count).toBe(0);
+    expect(onDisk()).toHaveLength(1);
+    expect((await get(t, b.data.url)).status).toBe(404);
+    await sweepAfterGrace(t);
     expect(blobRow()).toBeNull();
     expect(onDisk()).toEqual([]);
     expect(tmpFiles(t)).toEqual([]);
@@ -114,25 +119,6 @@ describe('dedupe and reference counting', () => {
     ]);
     expect((t.sqlite.query('SELECT ref_count FROM blobs WHERE sha256 = ?').get(sha) as { ref_count: number }).ref_count).toBe(1);
     expect((await get(t, b.data.url)).status).toBe(200);
-  });
-
-  test('an upload of identical content racing the deletion of its last record never leaves a row without its blob', async () => {
-    const r = await makeTestApp();
-    const token = await r.login();
-    // Slow down blob deletion so the upload lands between "row gone" and "bytes gone".
-    const store = r.deps.blobs!;
-    r.deps.blobs = { ...store, delete: async (key) => (await Bun.sleep(40), store.delete(key)) };
-    const data = enc.encode('contended content');
-    const first = await upload(r, 'sysFile', token, { filename: 'c.txt', data });
-    const deleting = r.call('POST', '/app/sysFile/delete', { token, body: { ids: [first.data.id] } });
-    await Bun.sleep(10);
-    const second = await upload(r, 'sysFile', token, { filename: 'c.txt', data });
-    await deleting;
-    expect(second.status).toBe(200);
-    expect(r.count('files')).toBe(1);
-    const res = await get(r, second.data.url);
-    expect(res.status).toBe(200);
-    expect(await res.text()).toBe('contended content');
   });
 
   test('batch delete validation: empty, >100, non-integer ids → 400 and nothing deleted', async () => {
@@ -163,6 +149,7 @@ describe('size limits', () => {
     const up = await upload(small, 'sysFile', token, { filename: 'max.bin', data: randomBytes(LIMIT) }, { chunked: true });
     expect(up.status).toBe(200);
     await small.call('POST', '/app/sysFile/delete', { token, body: { ids: [up.data.id] } });
+    await sweepAfterGrace(small);
     nothingStored();
   });
 
@@ -555,7 +542,7 @@ describe('permissions', () => {
 });
 
 describe('orphan cleanup', () => {
-  test('removes blobs without a row after an hour, rows at zero references, and stale temp files', async () => {
+  test('removes blobs without a row and rows at zero references after the grace period, stale temp files after an hour', async () => {
     const c = await makeTestApp();
     const token = await c.login();
     const kept = (await upload(c, 'sysFile', token, { filename: 'kept.txt', data: 'kept' })).data;
@@ -567,9 +554,11 @@ describe('orphan cleanup', () => {
     mkdirSync(join(c.filesDir, 'tmp'), { recursive: true });
     writeFileSync(join(c.filesDir, 'tmp', 'interrupted'), 'half');
     const zero = await sha256Hex(enc.encode('zero'));
-    c.sqlite.query(`INSERT INTO blobs (sha256, size, ref_count, created_at) VALUES (?, 4, 0, '2026-01-01T00:00:00.000Z')`).run(zero);
+    c.sqlite
+      .query(`INSERT INTO blobs (sha256, size, ref_count, created_at, unreferenced_at) VALUES (?, 4, 0, '2026-01-01T00:00:00.000Z', ?)`)
+      .run(zero, new Date(Date.now() - 25 * 3600_000).toISOString());
 
-    // Within the hour nothing young is touched (the zero-count row goes at once).
+    // Nothing younger than the grace period is touched (the row unreferenced for 25 h goes).
     c.clock.set(Date.now());
     let counts = await cleanup(c.deps);
     expect(counts).toMatchObject({ blobsUnreferenced: 1, blobsOrphaned: 0, blobsStaging: 0 });
@@ -577,7 +566,12 @@ describe('orphan cleanup', () => {
 
     c.clock.set(Date.now() + 2 * 3600_000);
     counts = await cleanup(c.deps);
-    expect(counts).toMatchObject({ blobsOrphaned: 1, blobsStaging: 1 });
+    expect(counts).toMatchObject({ blobsOrphaned: 0, blobsStaging: 1 });
+    expect(blobFiles(c).some((f) => f.endsWith(orphan))).toBe(true);
+
+    c.clock.set(Date.now() + 25 * 3600_000);
+    counts = await cleanup(c.deps);
+    expect(counts).toMatchObject({ blobsOrphaned: 1 });
     expect(blobFiles(c)).toEqual([`${kept.sha256.slice(0, 2)}/${kept.sha256.slice(2, 4)}/${kept.sha256}`]);
     expect(tmpFiles(c)).toEqual([]);
     expect((await get(c, `/app/sysFile/download?id=${kept.id}`, await c.login())).status).toBe(200);

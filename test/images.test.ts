@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './support/app';
-import { filesUnder, get, upload, userWithCodes } from './support/files';
+import { filesUnder, get, sweepAfterGrace, upload, userWithCodes } from './support/files';
 import { bytes, gif89, jpeg, png, pngChunk, PNG_SIG, be32, vp8, vp8l, vp8x } from './support/images';
 
 const enc = new TextEncoder();
@@ -181,7 +181,7 @@ describe('page, detail, delete, preview', () => {
     expect((await p.call('POST', '/app/sysImage/page', { token, body: { params: { width: 1 } } })).status).toBe(400);
   });
 
-  test('detail, ETag/304 and ranges on preview, delete removes the bytes', async () => {
+  test('detail, ETag/304 and ranges on preview, delete (the bytes go with the sweep)', async () => {
     const first = (await p.call('POST', '/app/sysImage/page', { token, body: { params: { name: 'logo' } } })).data.records[0];
     const d = await p.call('GET', `/app/sysImage/detail?id=${first.id}`, { token });
     expect(d.data).toMatchObject({ id: first.id, width: 64, height: 64, contentType: 'image/png' });
@@ -193,8 +193,10 @@ describe('page, detail, delete, preview', () => {
     expect(Array.from(new Uint8Array(await head.arrayBuffer()))).toEqual(PNG_SIG);
     expect((await p.call('POST', '/app/sysImage/delete', { token, body: { ids: [first.id] } })).status).toBe(200);
     expect(p.count('files')).toBe(2);
-    expect(filesUnder(p.filesDir).some((f) => f.endsWith(d.data.sha256))).toBe(false);
     expect((await get(p, d.data.url)).status).toBe(404);
+    expect(filesUnder(p.filesDir).some((f) => f.endsWith(d.data.sha256))).toBe(true);
+    await sweepAfterGrace(p);
+    expect(filesUnder(p.filesDir).some((f) => f.endsWith(d.data.sha256))).toBe(false);
     const log = p.sqlite.query(`SELECT module, action, status FROM op_log WHERE action = 'delete'`).all();
     expect(log).toEqual([{ module: 'sysImage', action: 'delete', status: 200 }]);
   });

@@ -14,6 +14,8 @@ export type ReadSql = <T>(sql: string, params: readonly unknown[]) => Promise<T[
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   verify(phc: string, password: string): Promise<boolean>;
+  /** A constant PHC string with this hasher's parameters that nothing verifies against (dummyPhc). */
+  readonly dummy?: string;
 }
 
 export interface Clock {

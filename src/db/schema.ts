@@ -132,6 +132,8 @@ export interface BlobsTable {
   size: number;
   ref_count: number;
   created_at: string;
+  /** When ref_count last dropped to 0 (null while referenced); the sweep removes it after the grace period. */
+  unreferenced_at: string | null;
 }
 
 export interface FilesTable {

@@ -1,6 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestApp } from './app';
+import { cleanup } from '../../src/modules/maintenance/cleanup';
 
 export interface PartSpec {
   name?: string;
@@ -125,4 +126,18 @@ export async function userWithCodes(t: TestApp, loginName: string, codes: string
 /** GET with optional bearer token and headers; the raw response (downloads are not envelopes). */
 export function get(t: TestApp, path: string, token?: string, headers: Record<string, string> = {}) {
   return t.app.request(path, { headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+}
+
+/**
+ * Runs the scheduled cleanup as if BLOB_GRACE_HOURS (plus a minute) had passed, then puts the
+ * clock back, so signed links minted before stay valid for the rest of the file.
+ */
+export async function sweepAfterGrace(t: TestApp) {
+  const before = t.clock.now();
+  t.clock.advance(t.deps.config.BLOB_GRACE_HOURS * 3_600_000 + 60_000);
+  try {
+    return await cleanup(t.deps);
+  } finally {
+    t.clock.set(before);
+  }
 }

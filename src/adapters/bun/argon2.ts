@@ -1,4 +1,5 @@
 import { hash, verify } from '@node-rs/argon2';
+import { dummyPhc } from '../../core/phc';
 import type { PasswordHasher } from '../../core/ports';
 
 /** OWASP's argon2id baseline: 19 MiB, 2 passes, 1 lane. */
@@ -10,6 +11,7 @@ export function nodeArgon2Hasher(params = ARGON2_PARAMS): PasswordHasher {
   const options = { algorithm: 2 as const, ...params };
   return {
     hash: (password) => hash(password, options),
+    dummy: dummyPhc(params),
     async verify(phc, password) {
       try {
         return await verify(phc, password);

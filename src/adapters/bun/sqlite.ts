@@ -3,6 +3,7 @@ import { Kysely, type CompiledQuery, type QueryResult } from 'kysely';
 import { BunSqliteDialect } from 'kysely-bun-sqlite';
 import type { Atomic, ReadSql } from '../../core/ports';
 import type { Database as Schema } from '../../db/schema';
+import type { OpenSqlite, SqlExec } from '../server/sqlite-binding';
 
 /**
  * Opens (creating) a SQLite file or ':memory:' with the pragmas the app relies on. `exclusive`:
@@ -71,3 +72,23 @@ export function bunAtomic(sqlite: Database): Atomic {
 export function bunRead(sqlite: Database): ReadSql {
   return async <T>(sql: string, params: readonly unknown[]) => statement(sqlite, sql).all(...bindings(params)) as T[];
 }
+
+/** exec/query over bun:sqlite, for the portable migrator. */
+export function bunSqlExec(sqlite: Database): SqlExec {
+  return {
+    exec: (sql) => sqlite.run(sql),
+    query: <T>(sql: string, params: readonly unknown[] = []) => sqlite.query(sql).all(...bindings(params)) as T[],
+  };
+}
+
+/** The start-up's view of one bun:sqlite database (see SqliteBinding). */
+export const openBunSqlite: OpenSqlite = (path, opts) => {
+  const sqlite = openSqlite(path, opts);
+  return {
+    db: bunKysely(sqlite),
+    atomic: bunAtomic(sqlite),
+    read: bunRead(sqlite),
+    sql: bunSqlExec(sqlite),
+    close: () => sqlite.close(),
+  };
+};

@@ -1,5 +1,6 @@
 import { argon2id, setWASMModules } from 'argon2-wasm-edge';
 import { constantTimeEqual } from '../../core/keys';
+import { dummyPhc } from '../../core/phc';
 import type { PasswordHasher } from '../../core/ports';
 
 /** The same OWASP argon2id baseline as the Bun adapter: 19 MiB, 2 passes, 1 lane, 32-byte output. */
@@ -38,6 +39,7 @@ function b64encode(bytes: Uint8Array): string {
  */
 export function wasmArgon2Hasher(params = ARGON2_PARAMS): PasswordHasher {
   return {
+    dummy: dummyPhc(params),
     async hash(password) {
       const salt = crypto.getRandomValues(new Uint8Array(SALT_LENGTH));
       const out = await argon2id({

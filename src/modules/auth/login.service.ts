@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../core/errors';
 import type { PasswordHasher } from '../../core/ports';
+import { dummyPhc } from '../../core/phc';
 import { isoNow } from '../../core/time';
 import { consumeCaptcha } from './captcha.service';
 import { hit, lockedFor, releaseQuery } from './rate-limit';
@@ -32,16 +33,15 @@ export const ADDRESS_RULE = { limit: 30, windowMs: TEN_MINUTES, lockMs: TEN_MINU
 
 export const BAD_CREDENTIALS = 'Invalid login name or password';
 
-const dummyHashes = new WeakMap<PasswordHasher, Promise<string>>();
+const OWASP_DUMMY = dummyPhc({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
 
-/** A real hash to verify against when the user does not exist, so both paths cost the same. */
-export function dummyHash(hasher: PasswordHasher): Promise<string> {
-  let p = dummyHashes.get(hasher);
-  if (!p) {
-    p = hasher.hash(crypto.randomUUID());
-    dummyHashes.set(hasher, p);
-  }
-  return p;
+/**
+ * What an unknown user's password is verified against, so both paths cost the same: a constant
+ * PHC string with the hasher's parameters (never a hash computed at start-up, which made every
+ * new Workers isolate pay one argon2 run on its first request, whatever it was).
+ */
+export function dummyHash(hasher: PasswordHasher): string {
+  return hasher.dummy ?? OWASP_DUMMY;
 }
 
 /** The login-log row of one attempt, compiled so it can join an atomic batch. */
@@ -104,7 +104,7 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
     .select(['id', 'login_name', 'password_hash', 'status'])
     .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
     .executeTakeFirst();
-  const passwordOk = await deps.hasher.verify(user?.password_hash ?? (await dummyHash(deps.hasher)), input.password);
+  const passwordOk = await deps.hasher.verify(user?.password_hash ?? dummyHash(deps.hasher), input.password);
   if (!user || !passwordOk) return refuse(unauthorized(BAD_CREDENTIALS));
   // The right password is no guess: a disabled account gives its count back, then is refused.
   const release = [db.deleteFrom('rate_limits').where('key', '=', nameKey).compile(), releaseQuery(deps, addressKey, ADDRESS_RULE)];

@@ -4,13 +4,18 @@ import type { BlobStore } from '../../core/ports';
 
 /*
  * Reference counting between the `blobs` table and the blob store. The invariant is "never a row
- * without its blob": an upload writes the blob before its rows, a delete removes rows before the
- * blob. The two meet on one content key when identical bytes are uploaded while the last record
- * holding them is deleted; a per-key lock orders "commit blob + insert rows" against "check no
- * row + delete blob" within one server process, so neither can slip between the other's steps.
- * (On Workers, with many isolates, the residue of that race is at worst a row whose blob was
- * deleted in the same millisecond; the orphan sweep cannot repair that, but it needs two clients
- * racing on identical content at the moment of its last deletion.)
+ * without its blob": an upload writes the blob before its rows, and content is removed only by the
+ * sweep, after its row. Deleting a record never removes content: the row stays at ref_count 0 with
+ * `unreferenced_at`, and `sweepBlobs` removes row and content once that is older than
+ * BLOB_GRACE_HOURS. So a backup (snapshot the database, then copy the blobs it references) finds
+ * every blob as long as it finishes within the grace period, and an upload of identical content
+ * racing a delete revives the row instead of losing its bytes.
+ *
+ * The sweep and an upload meet on one content key only when identical bytes arrive at the moment
+ * the sweep removes a blob unreferenced for the whole grace period; a per-key lock orders
+ * "commit blob + insert rows" against "remove row + delete blob" within one server process. (On
+ * Workers, with many isolates, the residue of that race is a row whose blob was removed in the
+ * same millisecond, which needs an identical upload at the instant of the sweep.)
  */
 
 const locks = new WeakMap<BlobStore, Map<string, Promise<unknown>>>();
@@ -34,7 +39,7 @@ export async function withBlobLock<T>(store: BlobStore, key: string, fn: () => P
 }
 
 /** Deletes the stored bytes of `key` unless a `blobs` row (a new reference) appeared meanwhile. */
-export async function deleteBlobIfUnreferenced(deps: Deps, store: BlobStore, key: string): Promise<boolean> {
+async function deleteBlobIfUnreferenced(deps: Deps, store: BlobStore, key: string): Promise<boolean> {
   return withBlobLock(store, key, async () => {
     const row = await deps.db.selectFrom('blobs').select('sha256').where('sha256', '=', key).executeTakeFirst();
     if (row) return false;
@@ -46,23 +51,41 @@ export async function deleteBlobIfUnreferenced(deps: Deps, store: BlobStore, key
 const HOUR = 3_600_000;
 
 /**
- * The orphan sweep (run by the scheduled cleanup): blob rows whose count dropped to 0, stored
- * blobs without a row that are older than an hour (a crash between writing the blob and its rows),
- * and temporary files of interrupted uploads older than an hour.
+ * The blob sweep (run by the scheduled cleanup): blob rows unreferenced for longer than
+ * BLOB_GRACE_HOURS go with their content; stored blobs without a row that are older than the grace
+ * period too (a crash between writing a blob and its rows); temporary files of interrupted uploads
+ * older than an hour.
  */
 export async function cleanupBlobs(deps: Deps): Promise<Record<string, number>> {
   const store = deps.blobs;
   if (!store) return {};
   const { db } = deps;
-  const cutoff = deps.clock.now() - HOUR;
+  const now = deps.clock.now();
+  const grace = deps.config.BLOB_GRACE_HOURS * HOUR;
+  const expired = new Date(now - grace).toISOString();
   let unreferenced = 0;
-  const zero = await db
-    .deleteFrom('blobs')
+  const due = await db
+    .selectFrom('blobs')
+    .select('sha256')
     .where('ref_count', '=', 0)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('files').select(sql`1`.as('one')).whereRef('files.sha256', '=', 'blobs.sha256'))))
-    .returning('sha256')
+    .where('unreferenced_at', '<', expired)
     .execute();
-  for (const { sha256 } of zero) if (await deleteBlobIfUnreferenced(deps, store, sha256)) unreferenced++;
+  for (const { sha256 } of due) {
+    const removed = await withBlobLock(store, sha256, async () => {
+      // Re-checked in the statement: an upload may have revived the row since the select.
+      const gone = await db
+        .deleteFrom('blobs')
+        .where('sha256', '=', sha256)
+        .where('ref_count', '=', 0)
+        .where('unreferenced_at', '<', expired)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('files').select(sql`1`.as('one')).where('files.sha256', '=', sha256))))
+        .executeTakeFirst();
+      if (!gone.numDeletedRows) return false;
+      await store.delete(sha256);
+      return true;
+    });
+    if (removed) unreferenced++;
+  }
 
   let orphans = 0;
   let batch: string[] = [];
@@ -75,11 +98,11 @@ export async function cleanupBlobs(deps: Deps): Promise<Record<string, number>> 
     batch = [];
   };
   for await (const { key, modifiedAt } of store.list()) {
-    if (modifiedAt >= cutoff) continue;
+    if (modifiedAt >= now - grace) continue;
     batch.push(key);
     if (batch.length >= 100) await flush();
   }
   await flush();
-  const staging = await store.purgeStaging(cutoff);
+  const staging = await store.purgeStaging(now - HOUR);
   return { blobsUnreferenced: unreferenced, blobsOrphaned: orphans, blobsStaging: staging };
 }

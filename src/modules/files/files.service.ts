@@ -5,7 +5,7 @@ import { runPage, whereContains, whereCreatedBetween } from '../../core/paginati
 import type { BlobStore } from '../../core/ports';
 import { isoNow } from '../../core/time';
 import type { FilesTable } from '../../db/schema';
-import { deleteBlobIfUnreferenced, withBlobLock } from './blob-refs';
+import { withBlobLock } from './blob-refs';
 import { fileExtension, sanitizeFileName } from './file-name';
 import { FILE_SORT_COLUMNS, type FilePageInput } from './files.schemas';
 import { imageLooksComplete } from './image-complete';
@@ -148,7 +148,7 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
         db
           .insertInto('blobs')
           .values({ sha256: facts.sha256, size: facts.size, ref_count: 1, created_at: now })
-          .onConflict((oc) => oc.column('sha256').doUpdateSet({ ref_count: sql`ref_count + 1` }))
+          .onConflict((oc) => oc.column('sha256').doUpdateSet({ ref_count: sql`ref_count + 1`, unreferenced_at: null }))
           .compile(),
         db
           .insertInto('files')
@@ -209,9 +209,10 @@ export async function pageFiles(deps: Deps, kind: FileKind, req: FilePageInput) 
 }
 
 /**
- * Deletes records of one kind (unknown ids are ignored). In one batch: the rows go, each affected
- * blob's count is recomputed from the remaining rows (so concurrent deletes cannot double-count),
- * and blobs left at zero lose their row; their bytes are removed afterwards.
+ * Deletes records of one kind (unknown ids are ignored). In one batch: the rows go and each affected
+ * blob's count is recomputed from the remaining rows (so concurrent deletes cannot double-count);
+ * a blob left at zero is only marked (`unreferenced_at`): its content stays until the sweep
+ * (cleanupBlobs) removes it after the grace period, so backups stay consistent.
  */
 export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
   const { db } = deps;
@@ -219,16 +220,18 @@ export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
   const rows = await db.selectFrom('files').select(['id', 'sha256']).where('kind', '=', kind).where('id', 'in', idList(ids)).execute();
   if (!rows.length) return { deleted: 0 };
   const shas = sql<string>`(SELECT value FROM json_each(${JSON.stringify([...new Set(rows.map((r) => r.sha256))])}))`;
+  const remaining = sql<number>`(SELECT count(*) FROM files WHERE files.sha256 = blobs.sha256)`;
   const results = await deps.atomic([
     db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', idList(rows.map((r) => r.id))).compile(),
     db
       .updateTable('blobs')
-      .set({ ref_count: sql`(SELECT count(*) FROM files WHERE files.sha256 = blobs.sha256)` })
+      .set({
+        ref_count: remaining,
+        // Keeps the first time it reached zero, so repeated deletes cannot postpone the sweep.
+        unreferenced_at: sql`CASE WHEN ${remaining} > 0 THEN NULL ELSE coalesce(unreferenced_at, ${isoNow(deps.clock)}) END`,
+      })
       .where('sha256', 'in', shas)
       .compile(),
-    db.deleteFrom('blobs').where('sha256', 'in', shas).where('ref_count', '=', 0).returning('sha256').compile(),
   ]);
-  const gone = (results[2]?.rows ?? []) as { sha256: string }[];
-  if (deps.blobs) for (const { sha256 } of gone) await deleteBlobIfUnreferenced(deps, deps.blobs, sha256);
   return { deleted: Number(results[0]?.numAffectedRows ?? 0n) };
 }

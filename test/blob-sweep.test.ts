@@ -1,0 +1,133 @@
+import { describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { cleanup } from '../src/modules/maintenance/cleanup';
+import { makeTestApp, type TestApp } from './support/app';
+import { get, sha256Hex, sweepAfterGrace, upload } from './support/files';
+import { png } from './support/images';
+
+/*
+ * Deferred blob removal (contract: "File content is removed only by a periodic sweep, some time
+ * after the last record referencing it went"). Deletes only mark a blob; the sweep removes it after
+ * BLOB_GRACE_HOURS; an upload of the same bytes in between revives it.
+ */
+
+const enc = new TextEncoder();
+const HOUR = 3_600_000;
+const blobPath = (t: TestApp, sha: string) => join(t.filesDir, sha.slice(0, 2), sha.slice(2, 4), sha);
+const blobRow = (t: TestApp, sha: string) =>
+  t.sqlite.query('SELECT ref_count, unreferenced_at FROM blobs WHERE sha256 = ?').get(sha) as { ref_count: number; unreferenced_at: string | null } | null;
+
+/** Records every call to the store's delete. */
+function spyDeletes(t: TestApp) {
+  const calls: string[] = [];
+  const store = t.deps.blobs!;
+  t.deps.blobs = { ...store, delete: async (key) => (calls.push(key), store.delete(key)) };
+  return calls;
+}
+
+describe('deletes never remove content inline', () => {
+  test('file and image deletes mark the blob (ref_count 0, unreferenced_at) and leave the bytes', async () => {
+    const t = await makeTestApp();
+    const token = await t.login();
+    const deletes = spyDeletes(t);
+    const file = (await upload(t, 'sysFile', token, { filename: 'a.txt', type: 'text/plain', data: 'file bytes' })).data;
+    const image = (await upload(t, 'sysImage', token, { filename: 'a.png', type: 'image/png', data: png(3, 2) })).data;
+    expect((await t.call('POST', '/app/sysFile/delete', { token, body: { ids: [file.id] } })).status).toBe(200);
+    expect((await t.call('POST', '/app/sysImage/delete', { token, body: { ids: [image.id] } })).status).toBe(200);
+    expect(deletes).toEqual([]);
+    for (const sha of [file.sha256, image.sha256]) {
+      expect(blobRow(t, sha)).toEqual({ ref_count: 0, unreferenced_at: new Date(t.clock.now()).toISOString() });
+      expect(existsSync(blobPath(t, sha))).toBe(true);
+    }
+    // The records themselves are gone at once.
+    expect((await get(t, `/app/sysFile/download?id=${file.id}`, token)).status).toBe(404);
+    expect((await get(t, `/app/sysImage/preview?id=${image.id}`, token)).status).toBe(404);
+  });
+});
+
+describe('the sweep', () => {
+  test('keeps unreferenced content through the grace period, removes row and bytes after it', async () => {
+    const t = await makeTestApp({ env: { BLOB_GRACE_HOURS: '2' } });
+    const token = await t.login();
+    const up = (await upload(t, 'sysFile', token, { filename: 'g.txt', data: 'graceful' })).data;
+    await t.call('POST', '/app/sysFile/delete', { token, body: { ids: [up.id] } });
+    t.clock.advance(2 * HOUR - 60_000);
+    expect(await cleanup(t.deps)).toMatchObject({ blobsUnreferenced: 0 });
+    expect(blobRow(t, up.sha256)?.ref_count).toBe(0);
+    expect(existsSync(blobPath(t, up.sha256))).toBe(true);
+    t.clock.advance(2 * 60_000);
+    expect(await cleanup(t.deps)).toMatchObject({ blobsUnreferenced: 1 });
+    expect(blobRow(t, up.sha256)).toBeNull();
+    expect(existsSync(blobPath(t, up.sha256))).toBe(false);
+  });
+
+  test('an upload of the same bytes after the delete revives the blob; the sweep leaves it', async () => {
+    const t = await makeTestApp();
+    const token = await t.login();
+    const first = (await upload(t, 'sysFile', token, { filename: 'r.txt', data: 'revived' })).data;
+    await t.call('POST', '/app/sysFile/delete', { token, body: { ids: [first.id] } });
+    t.clock.advance(HOUR);
+    const second = (await upload(t, 'sysFile', token, { filename: 'r.txt', data: 'revived' })).data;
+    expect(blobRow(t, second.sha256)).toEqual({ ref_count: 1, unreferenced_at: null });
+    await sweepAfterGrace(t);
+    const res = await get(t, `/app/sysFile/download?id=${second.id}`, token);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('revived');
+  });
+
+  test('an upload racing the sweep of identical content never loses its blob', async () => {
+    const t = await makeTestApp();
+    const token = await t.login();
+    const data = enc.encode('contended content');
+    const sha = await sha256Hex(data);
+    const first = (await upload(t, 'sysFile', token, { filename: 'c.txt', data })).data;
+    await t.call('POST', '/app/sysFile/delete', { token, body: { ids: [first.id] } });
+    // Slow the sweep's content removal so the upload arrives between "row gone" and "bytes gone".
+    const store = t.deps.blobs!;
+    let removing!: () => void;
+    const removingStarted = new Promise<void>((r) => (removing = r));
+    t.deps.blobs = { ...store, delete: async (key) => (removing(), await Bun.sleep(50), store.delete(key)) };
+    t.clock.advance(25 * HOUR);
+    const sweeping = cleanup(t.deps);
+    await removingStarted;
+    const second = await upload(t, 'sysFile', token, { filename: 'c.txt', data });
+    expect((await sweeping).blobsUnreferenced).toBe(1);
+    expect(second.status).toBe(200);
+    expect(blobRow(t, sha)?.ref_count).toBe(1);
+    const res = await get(t, `/app/sysFile/download?id=${second.data.id}`, token);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('contended content');
+  });
+
+  test('an upload racing the delete of identical content keeps its blob through any number of sweeps', async () => {
+    const t = await makeTestApp();
+    const token = await t.login();
+    const data = enc.encode('delete race');
+    const first = (await upload(t, 'sysFile', token, { filename: 'd.txt', data })).data;
+    const [del, second] = await Promise.all([
+      t.call('POST', '/app/sysFile/delete', { token, body: { ids: [first.id] } }),
+      upload(t, 'sysFile', token, { filename: 'd.txt', data }),
+    ]);
+    expect(del.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(blobRow(t, first.sha256)?.ref_count).toBe(1);
+    await sweepAfterGrace(t);
+    expect(await (await get(t, `/app/sysFile/download?id=${second.data.id}`, token)).text()).toBe('delete race');
+  });
+
+  test('a database snapshot taken before a delete still finds every blob it references while the grace period lasts', async () => {
+    const t = await makeTestApp();
+    const token = await t.login();
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await upload(t, 'sysFile', token, { filename: `s${i}.txt`, data: `snapshot ${i}` })).data.id);
+    const snapshot = Database.deserialize(t.sqlite.serialize());
+    await t.call('POST', '/app/sysFile/delete', { token, body: { ids } });
+    t.clock.advance(23 * HOUR);
+    await cleanup(t.deps);
+    const referenced = snapshot.query('SELECT DISTINCT sha256 FROM files').all() as { sha256: string }[];
+    expect(referenced).toHaveLength(5);
+    for (const { sha256 } of referenced) expect(existsSync(blobPath(t, sha256))).toBe(true);
+  });
+});

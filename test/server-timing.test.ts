@@ -1,0 +1,78 @@
+import { describe, expect, test } from 'bun:test';
+import { Kysely } from 'kysely';
+import { createApp } from '../src/app';
+import { D1Dialect, d1Atomic, d1Read } from '../src/adapters/workers/d1-dialect';
+import type { D1Database } from '../src/adapters/workers/bindings';
+import type { Database } from '../src/db/schema';
+import { d1Shim } from './support/d1-shim';
+import { makeTestApp } from './support/app';
+
+/** `db;dur=1.2;desc="3 rt"` → { dur: 1.2, rt: 3 } */
+function dbTiming(res: Response) {
+  const h = res.headers.get('server-timing') ?? '';
+  const m = h.match(/(?:^|,\s*)db;dur=([\d.]+);desc="(\d+) rt"/);
+  if (!m) throw new Error(`no db entry in Server-Timing: "${h}"`);
+  return { dur: Number(m[1]), rt: Number(m[2]) };
+}
+
+describe('Server-Timing', async () => {
+  const t = await makeTestApp();
+  const admin = await t.login();
+
+  test('every response carries db time and round trips, errors included', async () => {
+    expect(dbTiming((await t.call('GET', '/health')).res)).toEqual({ dur: 0, rt: 0 });
+    const r = await t.call('GET', '/app/sysUser/detail?id=1', { token: admin });
+    expect(r.status).toBe(200);
+    expect(dbTiming(r.res).rt).toBeGreaterThan(0);
+    const anon = await t.call('GET', '/app/sysUser/detail?id=1');
+    expect(anon.status).toBe(401);
+    expect(dbTiming(anon.res).rt).toBe(0);
+    const missing = await t.call('GET', '/nope');
+    expect(missing.status).toBe(404);
+    expect(dbTiming(missing.res)).toEqual({ dur: 0, rt: 0 });
+  });
+
+  test('SERVER_TIMING=false leaves the header out', async () => {
+    const off = await makeTestApp({ env: { SERVER_TIMING: 'false' } });
+    const r = await off.call('GET', '/health');
+    expect(r.status).toBe(200);
+    expect(r.res.headers.get('server-timing')).toBeNull();
+  });
+
+  test('the count equals the calls the D1 binding sees (Kysely, deps.read and deps.atomic)', async () => {
+    // The same app over the D1 adapter, with the binding's calls counted from outside the app.
+    const shim = d1Shim(t.sqlite);
+    let calls = 0;
+    const counting: D1Database = {
+      prepare: (sql) => {
+        const wrap = (s: ReturnType<D1Database['prepare']>): ReturnType<D1Database['prepare']> => ({
+          ...s, // the shim's own batch runs its statements through a private method
+          bind: (...v) => wrap(s.bind(...v)),
+          all: () => (calls++, s.all()),
+          run: () => (calls++, s.run()),
+        });
+        return wrap(shim.prepare(sql));
+      },
+      batch: (stmts) => (calls++, shim.batch(stmts)),
+    };
+    const app = createApp({ ...t.deps, db: new Kysely<Database>({ dialect: new D1Dialect(counting) }), atomic: d1Atomic(counting), read: d1Read(counting) });
+    const send = (method: string, path: string, body?: unknown) =>
+      app.request(path, {
+        method,
+        headers: { authorization: `Bearer ${admin}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    for (const [method, path, body] of [
+      ['GET', '/app/sysUser/detail?id=1'],
+      ['POST', '/app/sysUser/page', {}],
+      ['GET', '/app/sysLoginUser/getLoginUserInformation'],
+      ['POST', '/app/sysUser/add', { loginName: 'timed', password: 'Timed-Pass-42-x' }],
+      ['POST', '/app/sysRole/page', {}],
+    ] as const) {
+      calls = 0;
+      const res = await send(method, path, body);
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()} ${t.logLines.slice(-2).join('\n')}`);
+      expect({ path, rt: dbTiming(res).rt }).toEqual({ path, rt: calls });
+    }
+  });
+});
