@@ -14,6 +14,11 @@ function walk(dir: string): string[] {
   });
 }
 
+/** The module specifiers a file imports or re-exports. */
+function importsOf(text: string): string[] {
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'";]*?(?:from\s*)?['"]([^'"]+)['"]/g)].map((m) => m[1]!);
+}
+
 describe('architecture', () => {
   test('core code imports no runtime (only adapters/ and entry/ may)', () => {
     const offenders: string[] = [];
@@ -27,11 +32,33 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  test('layers point one way: http/, core/ and db/ import nothing from modules/', () => {
+    const offenders: string[] = [];
+    for (const file of walk(SRC)) {
+      const rel = relative(SRC, file);
+      if (!/^(http|core|db)\//.test(rel)) continue;
+      for (const spec of importsOf(readFileSync(file, 'utf8'))) if (/(^|\/)modules\//.test(spec)) offenders.push(`${rel}: ${spec}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  test('no module reaches into users/ for shared helpers (only login-user reads its own user there)', () => {
+    const offenders: string[] = [];
+    for (const file of walk(join(SRC, 'modules'))) {
+      const rel = relative(SRC, file);
+      if (rel.startsWith('modules/users/') || rel.startsWith('modules/login-user/')) continue;
+      for (const spec of importsOf(readFileSync(file, 'utf8'))) if (/(^|\/)users\//.test(spec)) offenders.push(`${rel}: ${spec}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
   test('the import check itself catches a runtime import', () => {
     expect(RUNTIME_IMPORT.test(`import { Database } from 'bun:sqlite';`)).toBe(true);
     expect(RUNTIME_IMPORT.test(`import { readFile } from "node:fs";`)).toBe(true);
     expect(RUNTIME_IMPORT.test(`import { hash } from '@node-rs/argon2';`)).toBe(true);
     expect(RUNTIME_IMPORT.test(`import { z } from 'zod';`)).toBe(false);
+    expect(importsOf(`import type { X } from '../modules/files/signed-url';\nexport { y } from './y';`)).toEqual(['../modules/files/signed-url', './y']);
+    expect(importsOf(`import './http/context';`)).toEqual(['./http/context']);
   });
 });
 

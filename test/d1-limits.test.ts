@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { sql } from 'kysely';
-import { idList } from '../src/modules/users/guarded-write';
+import { idList } from '../src/db/id-list';
 import { makeTestApp } from './support/app';
 
 // D1 refuses statements with more than 100 bound parameters; the Bun adapter refuses them too,

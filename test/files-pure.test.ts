@@ -7,7 +7,7 @@ import {
 } from '../src/modules/files/image-sniff';
 import { contentDisposition, fileExtension, sanitizeFileName } from '../src/modules/files/file-name';
 import { contentRange, etagMatches, parseRange } from '../src/modules/files/range';
-import { signLink, signedQuery, verifyLink } from '../src/modules/files/signed-url';
+import { signLink, signedQuery, verifyLink } from '../src/core/signed-links';
 import {
   ascii,
   be32,

@@ -3,9 +3,8 @@ import { errors as joseErrors, jwtVerify } from 'jose';
 import { AppError, forbidden } from '../core/errors';
 import type { PermissionCode } from '../core/permissions';
 import { SUPER_ADMIN_ROLE } from '../core/permissions';
-import { verifyLink, type LinkAction } from '../modules/files/signed-url';
-import type { Deps } from '../deps';
-import type { AuthUser } from './context';
+import { verifyLink, type LinkAction } from '../core/signed-links';
+import { holdsCodeSql } from '../db/holds-code';
 
 /**
  * One statement answers everything a protected request needs: the session is live, its user is
@@ -21,31 +20,6 @@ const AUTH_SQL = `SELECT u.id AS user_id, u.login_name AS login_name,
   ${holdsCodeSql('u.id')} AS has_perm
 FROM sessions s JOIN users u ON u.id = s.user_id
 WHERE s.id = +? AND s.user_id = +? AND s.revoked_at IS NULL AND s.expires_at > +? AND u.status = 'enabled'`;
-
-/**
- * THE rule "user holds code": the code's menu is enabled and granted to an enabled role of the
- * user. Binds the code (first `?`), then whatever `userRef` binds. Shared by the per-request auth
- * statement and callerHolds, so the two can never disagree.
- */
-function holdsCodeSql(userRef: string): string {
-  return `EXISTS (SELECT 1 FROM menus m WHERE m.permission = +? AND m.status = 'enabled'
-          AND EXISTS (SELECT 1 FROM role_menu rm JOIN user_role ur ON ur.role_id = rm.role_id AND ur.user_id = ${userRef}
-                      JOIN roles r ON r.id = rm.role_id AND r.status = 'enabled'
-                      WHERE rm.menu_id = m.id))`;
-}
-
-const HOLDS_SQL = `SELECT ${holdsCodeSql('+?')} AS has_perm`;
-
-/**
- * Whether the caller holds `code` right now (one query, the same rule as the route check); a
- * super admin holds every code. For operations whose optional fields need a second code, e.g.
- * sysUser/edit with roleIds (sys:user:grantRole) or status (sys:user:changeStatus).
- */
-export async function callerHolds(deps: Deps, auth: AuthUser, code: PermissionCode): Promise<boolean> {
-  if (auth.isSuperAdmin) return true;
-  const [row] = await deps.read<{ has_perm: number }>(HOLDS_SQL, [code, auth.userId]);
-  return row?.has_perm === 1;
-}
 
 interface AuthRow {
   user_id: number;

@@ -1,11 +1,4 @@
-/** The authenticated caller, as the auth middleware found it on this request. */
-export interface AuthUser {
-  userId: number;
-  loginName: string;
-  sessionId: string;
-  isSuperAdmin: boolean;
-}
-
+import type { AuthUser } from '../core/caller';
 import type { Deps } from '../deps';
 
 declare module 'hono' {

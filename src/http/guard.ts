@@ -1,6 +1,6 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { PermissionCode } from '../core/permissions';
-import type { LinkAction } from '../modules/files/signed-url';
+import type { LinkAction } from '../core/signed-links';
 import { authenticate, enforcePermission, signedOr } from './auth';
 import { recordOperation } from './op-log';
 import { commonErrors } from './router';

@@ -10,6 +10,11 @@ import { diskBlobStore } from '../../src/adapters/bun/disk-blobs';
 import { scratchDir } from './tmp-root';
 import { migrate } from '../../src/adapters/bun/migrate';
 import { bunAtomic, bunKysely, bunRead, openSqlite } from '../../src/adapters/bun/sqlite';
+import { Kysely } from 'kysely';
+import type { D1Database } from '../../src/adapters/workers/bindings';
+import { D1Dialect, d1Atomic, d1Read } from '../../src/adapters/workers/d1-dialect';
+import type { Database } from '../../src/db/schema';
+import { freshD1 } from './workerd';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
@@ -23,23 +28,77 @@ export function testClock(start = Date.parse('2026-11-22T00:00:00.000Z')) {
 /** Cheap argon2id for tests that do not measure login timing or lockout cost. */
 export const fastHasher = () => nodeArgon2Hasher({ memoryCost: 1024, timeCost: 1, parallelism: 1 });
 
+/** Where a test app keeps its data: bun:sqlite in memory, or a real D1 database in workerd. */
+export type Runtime = 'bun' | 'd1';
+/** Every runtime, for suites that run one body per runtime: `for (const runtime of RUNTIMES) describe(runtime, …)`. */
+export const RUNTIMES: readonly Runtime[] = ['bun', 'd1'];
+
+/**
+ * Time for a beforeAll that makes a D1 test app: the first one in a process starts workerd, which
+ * takes seconds on a busy machine (hooks otherwise time out after 5 s).
+ */
+export const D1_START_MS = 60_000;
+
 export interface TestAppOptions {
+  /** 'bun' (the default) or 'd1'. */
+  runtime?: Runtime;
   env?: Record<string, string>;
   hasher?: PasswordHasher;
   /** Lines the JSON logger wrote, for assertions on error logging. */
   logLines?: string[];
 }
 
+type SqlValue = string | number | null;
+
+/** The database side of a test app on either runtime. */
+interface Store {
+  db: Kysely<Database>;
+  atomic: Deps['atomic'];
+  read: Deps['read'];
+  rows<T>(sql: string, params: SqlValue[]): Promise<T[]>;
+}
+
+function bunStore(sqlite: Sqlite): Store {
+  return {
+    db: bunKysely(sqlite),
+    atomic: bunAtomic(sqlite),
+    read: bunRead(sqlite),
+    rows: async <T>(sql: string, params: SqlValue[]) => sqlite.query(sql).all(...params) as T[],
+  };
+}
+
+function d1Store(d1: D1Database): Store {
+  return {
+    db: new Kysely<Database>({ dialect: new D1Dialect(d1) }),
+    atomic: d1Atomic(d1),
+    read: d1Read(d1),
+    rows: async <T>(sql: string, params: SqlValue[]) => ((await d1.prepare(sql).bind(...params).all<T>()).results ?? []) as T[],
+  };
+}
+
 /**
- * A fresh app over its own in-memory database with migrations applied and the admin bootstrapped.
- * The socket address is taken from the X-Test-Ip header (default 127.0.0.1) so tests can act as
- * several clients.
+ * A fresh app over its own database with migrations applied and the admin bootstrapped: bun:sqlite
+ * in memory by default, or with `runtime: 'd1'` an empty D1 database in workerd (test/support/workerd.ts)
+ * behind the Workers adapters (D1 dialect, batch-based atomic). The socket address is taken from
+ * the X-Test-Ip header (default 127.0.0.1) so tests can act as several clients.
  */
-export async function makeTestApp(opts: TestAppOptions = {}) {
+export async function makeTestApp(opts?: TestAppOptions & { runtime?: 'bun' }): Promise<BunTestApp>;
+export async function makeTestApp(opts: TestAppOptions & { runtime: 'd1' }): Promise<D1TestApp>;
+export async function makeTestApp(opts: TestAppOptions): Promise<AnyTestApp>;
+export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp> {
   const config = configWith({ CAPTCHA_ENABLED: 'false', ADMIN_PASSWORD, LOG_REQUESTS: 'false', ...opts.env });
-  const sqlite: Sqlite = openSqlite(':memory:');
-  migrate(sqlite);
-  const db = bunKysely(sqlite);
+  let sqlite: Sqlite | undefined;
+  let d1: D1Database | undefined;
+  let store: Store;
+  if (opts.runtime === 'd1') {
+    d1 = await freshD1();
+    store = d1Store(d1);
+  } else {
+    sqlite = openSqlite(':memory:');
+    migrate(sqlite);
+    store = bunStore(sqlite);
+  }
+  const { db } = store;
   const clock = testClock();
   // Blobs go to a fresh folder per app (removed after the run by test/support/teardown.ts).
   const filesDir = scratchDir('files');
@@ -47,8 +106,8 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   const deps: Deps = {
     config,
     db,
-    atomic: bunAtomic(sqlite),
-    read: bunRead(sqlite),
+    atomic: store.atomic,
+    read: store.read,
     hasher: opts.hasher ?? fastHasher(),
     blobs: diskBlobStore(filesDir),
     clock,
@@ -79,9 +138,55 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
     return r.data.token as string;
   }
 
-  const count = (table: string) => (sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  /** Rows of a plain SQL query on the app's database, on either runtime. */
+  const rows = <T = Record<string, any>>(sql: string, ...params: SqlValue[]) => store.rows<T>(sql, params);
+  /** The first row, or null. */
+  const row = async <T = Record<string, any>>(sql: string, ...params: SqlValue[]) => (await rows<T>(sql, ...params))[0] ?? null;
+  const base = { app, deps, db, clock, call, login, rows, row, logLines: lines, filesDir };
 
-  return { app, deps, db, sqlite, clock, call, login, count, logLines: lines, filesDir };
+  if (d1) {
+    const count = async (table: string) => (await row<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
+    return { ...base, runtime: 'd1', d1, count };
+  }
+  const lite = sqlite!;
+  const count = (table: string) => (lite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  return { ...base, runtime: 'bun', sqlite: lite, count };
 }
 
-export type TestApp = Awaited<ReturnType<typeof makeTestApp>>;
+interface TestAppBase {
+  app: ReturnType<typeof createApp>;
+  deps: Deps;
+  db: Kysely<Database>;
+  clock: ReturnType<typeof testClock>;
+  call(
+    method: string,
+    path: string,
+    init?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ res: Response; status: number; json: { status: number; msg: string; data: any; traceId: string }; data: any }>;
+  login(loginName?: string, password?: string, headers?: Record<string, string>): Promise<string>;
+  /** Rows of a plain SQL query on the app's database, on either runtime. */
+  rows<T = Record<string, any>>(sql: string, ...params: SqlValue[]): Promise<T[]>;
+  /** The first row of a plain SQL query, or null. */
+  row<T = Record<string, any>>(sql: string, ...params: SqlValue[]): Promise<T | null>;
+  logLines: string[];
+  filesDir: string;
+}
+
+/** A test app over bun:sqlite: its database can also be read synchronously. */
+export interface BunTestApp extends TestAppBase {
+  runtime: 'bun';
+  sqlite: Sqlite;
+  count(table: string): number;
+}
+
+/** A test app over a real D1 database in workerd. */
+export interface D1TestApp extends TestAppBase {
+  runtime: 'd1';
+  d1: D1Database;
+  count(table: string): Promise<number>;
+}
+
+/** A test app on either runtime: suites that run on both use `await t.count(…)`, `t.rows(…)`. */
+export type AnyTestApp = BunTestApp | D1TestApp;
+/** The Bun test app (what `makeTestApp()` without a runtime returns). */
+export type TestApp = BunTestApp;

@@ -12,8 +12,8 @@ import { imageLooksComplete } from './image-complete';
 import { checkPixelFlood, imageDimensions, sniffImage } from './image-sniff';
 import { inspectStream } from './inspect-stream';
 import { openFilePart } from './multipart-file';
-import { signedQuery, type LinkAction } from './signed-url';
-import { idList } from '../users/guarded-write';
+import { signedQuery, type LinkAction } from '../../core/signed-links';
+import { idList } from '../../db/id-list';
 
 export type FileKind = 'file' | 'image';
 export type FileRow = Selectable<FilesTable>;

@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps';
-import type { AuthUser } from '../../http/context';
+import type { AuthUser } from '../../core/caller';
 import { badRequest, notFound, tooMany } from '../../core/errors';
 import { hit, lockedFor } from '../auth/rate-limit';
 import { NAME_RULE } from '../auth/login.service';

@@ -2,10 +2,10 @@ import { sql, type Selectable } from 'kysely';
 import type { Deps } from '../../deps';
 import type { MenusTable } from '../../db/schema';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
-import type { AuthUser } from '../../http/context';
+import type { AuthUser } from '../../core/caller';
 import { isoNow } from '../../core/time';
 import { buildTree } from '../../core/tree';
-import { idList } from '../users/guarded-write';
+import { idList } from '../../db/id-list';
 import type { Menu, MenuAddInput, MenuEditInput, MenuNode } from './menus.schemas';
 
 type MenuRow = Selectable<MenusTable>;

@@ -3,7 +3,7 @@ import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { idsRequest, statusRequest } from '../users/users.schemas';
+import { idsRequest, statusRequest } from '../../core/schemas';
 import { RoleSchema } from './role.model';
 import { AddRoleRequest, EditRoleRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas';
 import * as roles from './roles.service';

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
-import { StatusSchema } from '../users/users.schemas';
+import { StatusSchema } from '../../core/schemas';
 import { RoleSchema } from './role.model';
 
 export const ROLE_CODE_FORMAT = /^[A-Za-z][A-Za-z0-9_]{1,63}$/;

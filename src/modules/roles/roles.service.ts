@@ -1,13 +1,15 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
-import { heldMenuIds } from './held';
+import { heldMenuIds } from '../access/held';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
-import type { AuthUser } from '../../http/context';
-import { guardStatement } from '../../core/guards';
+import type { AuthUser } from '../../core/caller';
+import { guardStatement } from '../../db/guards';
 import { runPage, whereContains } from '../../core/pagination';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
 import { isoNow } from '../../core/time';
-import { guardedWrite, idList, lastSuperAdminGuard, missingIds, unknownIdsMessage, versionGuard } from '../users/guarded-write';
+import { guardedWrite, versionGuard } from '../../db/guarded-write';
+import { idList, missingIds, unknownIdsMessage } from '../../db/id-list';
+import { lastSuperAdminGuard } from '../access/super-admin';
 import { ROLE_COLUMNS, toRole } from './role.model';
 import type { AddRoleInput, EditRoleInput, RolePageInput } from './roles.schemas';
 

@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
 import type { UserRow } from '../../db/schema';
-import { idList } from './guarded-write';
+import { idList } from '../../db/id-list';
 import { runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
 import { USER_COLUMNS, toUser } from './user.model';
 import type { UserPageInput } from './users.schemas';

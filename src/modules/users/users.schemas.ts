@@ -1,9 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { dateRangeParams, idSchema, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
+import { dateRangeParams, idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
 import { PASSWORD_MAX_LENGTH } from '../../core/password-policy';
+import { StatusSchema, idsRequest, statusRequest } from '../../core/schemas';
 import { LoginNameSchema, UserSchema, selfProfileFields } from './user.model';
-
-export const StatusSchema = z.enum(['enabled', 'disabled'], { message: "must be 'enabled' or 'disabled'" });
 
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
 const nullableText = (max: number) => text(max).nullable().optional();
@@ -42,10 +41,6 @@ export const EditUserRequest = z
   .openapi('EditUserRequest', {
     description: 'Partial update: omitted fields stay as they are. `version` must be the one read; a stale one is refused with 409. roleIds, when given, replace the set.',
   });
-
-/** Named per module so the OpenAPI components of parallel modules never collide. */
-export const idsRequest = (name: string) => z.strictObject({ ids: idsSchema }).openapi(name);
-export const statusRequest = (name: string) => z.strictObject({ id: idSchema, status: StatusSchema }).openapi(name);
 
 export const IdsRequest = idsRequest('UserIdsRequest');
 export const ChangeStatusRequest = statusRequest('UserStatusRequest');

@@ -1,21 +1,13 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
-import type { AuthUser } from '../../http/context';
+import type { AuthUser } from '../../core/caller';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
-import { callerHolds } from '../../http/auth';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { isoNow } from '../../core/time';
-import {
-  assertMayTouchSuperAdmin,
-  guardedWrite,
-  idList,
-  lastSuperAdminGuard,
-  missingIds,
-  superAdminOnly,
-  unknownIdsMessage,
-  versionGuard,
-} from './guarded-write';
-import { assertMayGrantRoles, changedRoles } from '../roles/held';
+import { guardedWrite, versionGuard } from '../../db/guarded-write';
+import { idList, missingIds, unknownIdsMessage } from '../../db/id-list';
+import { assertMayGrantRoles, callerHolds, changedRoles } from '../access/held';
+import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin';
 import { toUser } from './user.model';
 import { findUser, findUserByLoginName, grantStatements, revokeSessions } from './users.repo';
 import type { AddUserInput, EditUserInput } from './users.schemas';

@@ -1,8 +1,23 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps';
-import type { AuthUser } from '../../http/context';
+import type { AuthUser } from '../../core/caller';
 import { forbidden } from '../../core/errors';
-import { idList } from '../users/guarded-write';
+import type { PermissionCode } from '../../core/permissions';
+import { holdsCodeSql } from '../../db/holds-code';
+import { idList, idsShown } from '../../db/id-list';
+
+const HOLDS_SQL = `SELECT ${holdsCodeSql('+?')} AS has_perm`;
+
+/**
+ * Whether the caller holds `code` right now (one query, the same rule as the route check); a
+ * super admin holds every code. For operations whose optional fields need a second code, e.g.
+ * sysUser/edit with roleIds (sys:user:grantRole) or status (sys:user:changeStatus).
+ */
+export async function callerHolds(deps: Deps, auth: AuthUser, code: PermissionCode): Promise<boolean> {
+  if (auth.isSuperAdmin) return true;
+  const [row] = await deps.read<{ has_perm: number }>(HOLDS_SQL, [code, auth.userId]);
+  return row?.has_perm === 1;
+}
 
 /** The menus a user holds: those granted to one of their enabled roles (a subquery). */
 export const heldMenuIds = (userId: number) =>
@@ -26,9 +41,8 @@ export async function assertMayGrantRoles(deps: Deps, auth: AuthUser, changed: r
     .execute();
   if (rows.length === 0) return;
   const ids = rows.map((r) => r.role_id);
-  const more = ids.length > 10 ? `, … (${ids.length} in all)` : '';
   throw forbidden(
-    `roleIds: you can only grant or revoke roles whose menus you hold yourself; not allowed: role${ids.length === 1 ? '' : 's'} ${ids.slice(0, 10).join(', ')}${more}`,
+    `roleIds: you can only grant or revoke roles whose menus you hold yourself; not allowed: role${ids.length === 1 ? '' : 's'} ${idsShown(ids)}`,
   );
 }
 

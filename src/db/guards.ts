@@ -1,0 +1,51 @@
+import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import type { ErrorCode } from '../core/errors';
+
+/**
+ * Rules checked INSIDE an atomic write (see migrations/0002_guard_failures.sql; the table is
+ * recreated with every rule by 0004_super_admin_guard.sql): a guard statement placed in the same
+ * deps.atomic batch fails the whole batch when its condition holds, so two concurrent requests
+ * cannot each pass a check made before either wrote. Each rule carries the answer the client
+ * gets when it fails (guardedWrite may override the message per call).
+ */
+export const GUARD_RULES = {
+  last_super_admin: {
+    code: 'BAD_REQUEST',
+    message:
+      'Refused: this would leave no enabled user holding the enabled superAdmin role (the last super admin cannot be deleted, disabled or lose the role)',
+  },
+  stale_version: { code: 'CONFLICT', message: 'version: the record was changed by someone else; reload it and try again' },
+  role_in_use: { code: 'BAD_REQUEST', message: 'ids: a role that is still granted to users cannot be deleted; revoke it first' },
+  super_admin_only: {
+    code: 'FORBIDDEN',
+    message: 'Only a super administrator can change a super administrator or grant the superAdmin role',
+  },
+} as const satisfies Record<string, { code: ErrorCode; message: string }>;
+export type GuardRule = keyof typeof GUARD_RULES;
+const RULE_NAMES = Object.keys(GUARD_RULES) as GuardRule[];
+
+/** A statement that fails (rolling back its batch) when `brokenWhen` is true at that point of the batch. */
+export function guardStatement(db: Kysely<any>, rule: GuardRule, brokenWhen: RawBuilder<unknown>): CompiledQuery {
+  return sql`INSERT INTO guard_failures (rule) SELECT ${rule} WHERE ${brokenWhen}`.compile(db);
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The guard rule that made a batch fail, if a guard statement did. */
+export function failedGuard(err: unknown): GuardRule | undefined {
+  const msg = messageOf(err);
+  if (!msg.includes('CHECK constraint failed')) return undefined;
+  return RULE_NAMES.find((rule) => msg.includes(`guard_${rule}`));
+}
+
+/** A UNIQUE or PRIMARY KEY violation (bun:sqlite and D1 both carry SQLite's text). */
+export function isUniqueViolation(err: unknown): boolean {
+  return /UNIQUE constraint failed|PRIMARY KEY constraint failed/.test(messageOf(err));
+}
+
+/** A FOREIGN KEY violation, e.g. a grant naming a role or menu that does not exist (any more). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  return messageOf(err).includes('FOREIGN KEY constraint failed');
+}
