@@ -71,10 +71,11 @@ const errorAnswer = (description: string) => ({ description, content: { 'applica
 /** Which headers a response of this status carries besides X-Trace-Id. */
 function headersFor(status: string, binary: boolean): string[] {
   if (status === '429' || status === '503') return ['Retry-After'];
-  if (!binary) return status === '416' ? ['Content-Range'] : [];
+  if (status === '416') return ['Content-Range'];
+  if (!binary) return [];
   if (status === '200') return ['ETag', 'Content-Disposition', 'Accept-Ranges'];
   if (status === '206') return ['ETag', 'Content-Disposition', 'Accept-Ranges', 'Content-Range'];
-  if (status === '304') return ['ETag'];
+  if (status === '304') return ['ETag', 'Accept-Ranges'];
   return [];
 }
 

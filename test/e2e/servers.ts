@@ -107,7 +107,8 @@ function sqlOn(file: () => string): Target['sql'] {
   };
 }
 
-async function bunServer(dir: string, captcha: boolean): Promise<Target> {
+/** One `bun src/entry/bun.ts` on a free port with its data under `dir`; `env` adds or overrides variables. */
+export async function bunServer(dir: string, captcha: boolean, env: Record<string, string> = {}): Promise<Target> {
   const port = await freePort();
   const dbPath = join(dir, 'admin.db');
   const { child, output } = launch(process.execPath, ['src/entry/bun.ts'], {
@@ -121,6 +122,7 @@ async function bunServer(dir: string, captcha: boolean): Promise<Target> {
     ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,
     CAPTCHA_ENABLED: String(captcha),
     LOG_REQUESTS: 'false',
+    ...env,
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitReady(baseUrl, child, output, 20_000);
