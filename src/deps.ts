@@ -1,14 +1,17 @@
-import type { Context } from 'hono';
 import type { Kysely } from 'kysely';
 import type { Config } from './config';
 import type { Database } from './db/schema';
 import type { AppKeys } from './core/keys';
 import type { Atomic, ReadSql, BlobStore, Clock, Ids, Logger, PasswordHasher } from './core/ports';
 
-/** Request facts only the runtime knows: the socket address and, on Workers, the location. */
+/**
+ * Request facts only the runtime knows: the socket address and, on Workers, the location. They
+ * take the request as the runtime delivered it and the `env` it passed alongside (Bun's server,
+ * Workers' bindings), never Hono's Context.
+ */
 export interface ClientFacts {
-  socketAddress(c: Context): string | undefined;
-  location?(c: Context): { country: string | null; city: string | null };
+  socketAddress(req: Request, env: unknown): string | undefined;
+  location?(req: Request, env: unknown): { country: string | null; city: string | null };
 }
 
 /** Everything the app needs from the outside, chosen once by an entry point. */

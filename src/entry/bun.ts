@@ -16,7 +16,7 @@ export const bunRuntime: Runtime = {
     });
     return { url: `http://${server.hostname}:${server.port}`, stop: () => server.stop() };
   },
-  client: { socketAddress: (c) => (c.env as Server<unknown> | undefined)?.requestIP?.(c.req.raw)?.address },
+  client: { socketAddress: (req, server) => (server as Server<unknown> | undefined)?.requestIP?.(req)?.address },
 };
 
 export const main = (env?: Record<string, string | undefined>) => start(bunRuntime, env);

@@ -114,7 +114,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
     ids: { uuid: () => crypto.randomUUID() },
     log: jsonLogger('debug', (l) => lines.push(l)),
     keys: createKeys(new TextEncoder().encode('test-secret-test-secret-test-secret-0123')),
-    client: { socketAddress: (c) => c.req.header('x-test-ip') ?? '127.0.0.1' },
+    client: { socketAddress: (req) => req.headers.get('x-test-ip') ?? '127.0.0.1' },
   };
   await bootstrapAdmin(deps);
   const app = createApp(deps);

@@ -13,9 +13,9 @@ const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice
  * client cannot forge it there), and the location comes from the request's `cf` object.
  */
 export const workersClient: ClientFacts = {
-  socketAddress: (c) => c.req.header('cf-connecting-ip') ?? undefined,
-  location(c) {
-    const cf = (c.env as WorkerRequestEnv | undefined)?.cf ?? (c.req.raw as Request & { cf?: CfProperties }).cf;
+  socketAddress: (req) => req.headers.get('cf-connecting-ip') ?? undefined,
+  location(req, env) {
+    const cf = (env as WorkerRequestEnv | undefined)?.cf ?? (req as Request & { cf?: CfProperties }).cf;
     return { country: text(cf?.country), city: text(cf?.city) };
   },
 };

@@ -12,8 +12,8 @@ import { login, loginLogRow, logout } from './login.service';
 /** Who is attempting: address, device and, on Workers, location. */
 function loginClient(c: Context) {
   const deps = c.var.deps;
-  const where = deps.client.location?.(c) ?? { country: null, city: null };
-  return { ...clientInfo(deps, c), ...where, traceId: c.var.traceId };
+  const where = deps.client.location?.(c.req.raw, c.env) ?? { country: null, city: null };
+  return { ...clientInfo(deps, c.req.raw, c.env), ...where, traceId: c.var.traceId };
 }
 
 async function refuseLoginBody(c: Context, error: z.ZodError, raw: unknown): Promise<never> {
@@ -91,7 +91,7 @@ const logoutRoute = guarded(
 export const authRoutes = createRouter()
   .openapi(captchaRoute, async (c) => {
     const deps = c.var.deps;
-    return c.json(okBody(await issueCaptcha(deps, clientInfo(deps, c).ip), c.var.traceId), 200);
+    return c.json(okBody(await issueCaptcha(deps, clientInfo(deps, c.req.raw, c.env).ip), c.var.traceId), 200);
   })
   .openapi(
     loginRoute,
