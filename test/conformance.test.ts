@@ -53,7 +53,7 @@ const PNG = Uint8Array.from(
   atob('iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAYAAAC56t6BAAAAEklEQVR4nGP4z8DwHwyBNAMDAEIAA/0j8l5iAAAAAElFTkSuQmCC'),
   (c) => c.charCodeAt(0),
 );
-const form = (name: string, bytes: Uint8Array | string, type: string) => {
+const form = (name: string, bytes: Uint8Array<ArrayBuffer> | string, type: string) => {
   const f = new FormData();
   f.append('file', new File([bytes], name, { type }));
   return f;
