@@ -76,6 +76,8 @@ type MenuFields = {
   icon: string | null;
   sort: number;
   hidden: boolean;
+  name: string;
+  keepAlive: boolean;
 };
 export type InfoMenu = Assert<Equal<Omit<InfoData['menus'][number], 'children'>, MenuFields>>;
 export type RouterMenuShape = Assert<Equal<Omit<RouterMenu, 'children'>, MenuFields>>;

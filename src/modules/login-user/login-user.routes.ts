@@ -14,8 +14,10 @@ const RouterMenuSchema = z
     path: z.string().nullable(),
     component: z.string().nullable(),
     icon: z.string().nullable(),
-    sort: z.number().int(),
-    hidden: z.boolean(),
+    sort: z.number().int().openapi({ description: 'Order among siblings (route meta `order`)' }),
+    hidden: z.boolean().openapi({ description: 'Routed but not shown in the menu (route meta `hideInMenu`/`hidden`)' }),
+    name: z.string().openapi({ description: 'Stable, unique route name (vue-router `name`): the menu\'s own, or `Menu<id>`', example: 'Users' }),
+    keepAlive: z.boolean().openapi({ description: 'Route meta: keep the page alive (cached) when navigating away' }),
     get children(): z.ZodArray<typeof RouterMenuSchema> {
       return z.array(RouterMenuSchema);
     },
