@@ -173,10 +173,9 @@ describe('typed client (hc<AppType>)', () => {
     expect(users.records.map((u) => u.loginName)).toContain('admin');
     expect(users.current).toBe(1);
 
-    // Uploads are multipart: the body goes in through `init`.
-    const form = new FormData();
-    form.append('file', new File([Buffer.from(PNG_1X1, 'base64')], 'dot.png', { type: 'image/png' }));
-    const up = await client.app.sysImage.upload.$post(undefined, { init: { body: form } });
+    // Uploads are multipart, typed as `form: { file }`: hc builds the FormData.
+    const file = new File([Buffer.from(PNG_1X1, 'base64')], 'dot.png', { type: 'image/png' });
+    const up = await client.app.sysImage.upload.$post({ form: { file } });
     if (!up.ok) throw new Error(`upload failed: ${up.status} ${(await up.json()).msg}`);
     const image = (await up.json()).data;
     expect(image.url).toStartWith('/app/sysImage/preview?');
