@@ -3,8 +3,9 @@ import { Scalar } from '@scalar/hono-api-reference';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { Deps } from './deps';
-import { AppError } from './core/errors';
-import { envelope, okBody } from './core/envelope';
+import { AppError, ERRORS, unavailable } from './core/errors';
+import { envelope, errorBody, ErrorEnvelope, okBody } from './core/envelope';
+import { checkReadiness, NOT_READY_RETRY_AFTER } from './core/readiness';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { buildOpenApiDocument, withServer } from './http/openapi';
 import { createRouter } from './http/router';
@@ -34,6 +35,24 @@ const healthRoute = createRoute({
   },
 });
 
+const readyRoute = createRoute({
+  method: 'get',
+  path: '/health/ready',
+  tags: ['Infrastructure'],
+  summary: 'Readiness probe',
+  description:
+    'For load balancers and orchestrators: 200 when the database passed its start-up integrity check and answers a query and the ' +
+    'file storage is writable with free space above MIN_FREE_MB; 503 with Retry-After otherwise, while starting and while shutting down.',
+  responses: {
+    200: { description: 'Ready', content: { 'application/json': { schema: envelope(z.object({ ok: z.literal(true) })) } } },
+    503: {
+      description: 'Not ready (msg says why)',
+      headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } },
+      content: { 'application/json': { schema: ErrorEnvelope } },
+    },
+  },
+});
+
 /** Builds the whole HTTP app from its dependencies; the only place route groups are mounted. */
 export function createApp(deps: Deps) {
   const { config, log } = deps;
@@ -55,7 +74,7 @@ export function createApp(deps: Deps) {
   // One front middleware instead of four: each Hono middleware layer costs a promise hop on every
   // request. Order: trace id and deps → security headers → CORS (only when the browser sent an
   // Origin) → JSON body limit (not for GET, and upload routes stream with their own limits).
-  const onError = errorHandler(log);
+  const onError = errorHandler(log, (err) => deps.classifyError?.(err));
   app.use('*', async (c, next) => {
     const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
     // Per request: the database calls it makes, counted for the Server-Timing header.
@@ -66,6 +85,13 @@ export function createApp(deps: Deps) {
     prepareSecurityHeaders(c);
     const started = config.LOG_REQUESTS ? deps.clock.now() : 0;
     const method = c.req.method;
+    // While stopping, requests that arrive on kept-alive connections are turned away (the ones
+    // already running finish); new connections are no longer accepted at all.
+    if (deps.lifecycle && deps.lifecycle.state !== 'ready' && !c.req.path.startsWith('/health')) {
+      c.res = c.json(errorBody(503, ERRORS.UNAVAILABLE.msg, traceId), 503, { 'Retry-After': String(NOT_READY_RETRY_AFTER), Connection: 'close' });
+      ensureSecurityHeaders(c.res.headers);
+      return;
+    }
     const limited = method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload');
     const inner = limited ? async () => void (await jsonLimit(c, next)) : next;
     try {
@@ -89,6 +115,11 @@ export function createApp(deps: Deps) {
 
   const routes = app
     .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
+    .openapi(readyRoute, async (c) => {
+      const report = await checkReadiness(c.var.deps);
+      if (!report.ok) throw unavailable(NOT_READY_RETRY_AFTER, `Not ready: ${report.reason}`);
+      return c.json(okBody({ ok: true as const }, c.var.traceId), 200);
+    })
     .route('/', authRoutes)
     .route('/', loginUserRoutes)
     .route('/', userRoutes)

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config';
 import type { Database } from './db/schema';
 import type { AppKeys } from './core/keys';
-import type { Atomic, ReadSql, BlobStore, Clock, Ids, Logger, PasswordHasher } from './core/ports';
+import type { Atomic, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports';
+import type { Lifecycle } from './core/readiness';
 
 /**
  * Request facts only the runtime knows: the socket address and, on Workers, the location. They
@@ -29,4 +30,10 @@ export interface Deps {
   client: ClientFacts;
   /** Purpose-bound keys derived from JWT_SECRET (createKeys). */
   keys: AppKeys;
+  /** Server only: starting / ready / stopping, for readiness and for refusing work while stopping. */
+  lifecycle?: Lifecycle;
+  /** Server only: free space and writability of local storage. */
+  storage?: StorageProbe;
+  /** Maps the runtime's busy/full errors to 503/507 (the error mapper asks it about unknown errors). */
+  classifyError?: ClassifyError;
 }

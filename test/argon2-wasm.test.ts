@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { ARGON2_PARAMS, nodeArgon2Hasher } from '../src/adapters/bun/argon2';
+import { ARGON2_PARAMS, nodeArgon2Hasher } from '../src/adapters/server/argon2';
 import { ARGON2_PARAMS as WASM_PARAMS, wasmArgon2Hasher } from '../src/adapters/workers/argon2-wasm';
 
 // Under Bun the package compiles its embedded WASM copy; workerd gets the precompiled modules

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { nodeArgon2Hasher } from '../src/adapters/bun/argon2';
+import { nodeArgon2Hasher } from '../src/adapters/server/argon2';
 import { wasmArgon2Hasher } from '../src/adapters/workers/argon2-wasm';
 import type { PasswordHasher } from '../src/core/ports';
 import { makeTestApp } from './support/app';

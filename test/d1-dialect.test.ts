@@ -8,7 +8,8 @@ import { jsonLogger } from '../src/core/log';
 import type { Database } from '../src/db/schema';
 import { migrate } from '../src/adapters/bun/migrate';
 import { openSqlite } from '../src/adapters/bun/sqlite';
-import { D1_MAX_PARAMS, D1Dialect, d1Atomic, d1Read, toD1Values } from '../src/adapters/workers/d1-dialect';
+import { MAX_BOUND_PARAMS } from '../src/core/ports';
+import { D1Dialect, d1Atomic, d1Read, toD1Values } from '../src/adapters/workers/d1-dialect';
 import { workersClient } from '../src/adapters/workers/client';
 import { bootstrapAdmin } from '../src/modules/users/bootstrap';
 import { ADMIN_PASSWORD, fastHasher } from './support/app';
@@ -49,7 +50,7 @@ describe('D1 dialect', () => {
 
   test('refuses statements over the 100-parameter limit before they reach D1', async () => {
     const { db, d1 } = setup();
-    const ids = Array.from({ length: D1_MAX_PARAMS }, (_, i) => i + 1);
+    const ids = Array.from({ length: MAX_BOUND_PARAMS }, (_, i) => i + 1);
     await db.selectFrom('menus').select('id').where('id', 'in', ids).execute();
     const sent = d1.statements.length;
     await expect(db.selectFrom('menus').select('id').where('id', 'in', [...ids, 101]).where('status', '=', 'enabled').execute()).rejects.toThrow(

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { existsSync, readFileSync, utimesSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { diskBlobStore } from '../src/adapters/bun/disk-blobs';
+import { diskBlobStore } from '../src/adapters/server/disk-blobs';
 import { chunkedStream, filesUnder, randomBytes, sha256Hex } from './support/files';
 import { scratchDir } from './support/tmp-root';
 

@@ -1,11 +1,10 @@
 import { afterAll, describe, expect, test } from 'bun:test';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runEntry, startServer, stopServer } from './support/server-process';
 
-// The real entry point as `npm start` runs it: a process with its own data directory.
-const ENTRY = join(import.meta.dir, '../src/entry/bun.ts');
 const dir = mkdtempSync(join(tmpdir(), 'entry-'));
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -13,30 +12,8 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Only what the process needs from outside: CI's own ADMIN_PASSWORD, NODE_ENV… must not leak in. */
-function cleanEnv(env: Record<string, string>) {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmpdir(), HOST: '127.0.0.1', PORT: '0', CAPTCHA_ENABLED: 'false', LOG_REQUESTS: 'false', ...env };
-}
-
-/** Starts the entry on a free port (PORT=0) and reads the address from its "listening" log line. */
-async function start(env: Record<string, string>) {
-  const p = spawn(process.execPath, [ENTRY], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(p);
-  let out = '';
-  p.stdout!.on('data', (d) => (out += d));
-  p.stderr!.on('data', (d) => (out += d));
-  for (let i = 0; i < 150; i++) {
-    const url = out.match(/"url":"(http:\/\/[^"]+)"/)?.[1];
-    if (url) return { p, base: url, output: () => out };
-    await Bun.sleep(100);
-  }
-  throw new Error(`did not start:\n${out}`);
-}
-
-async function stop(p: ChildProcess) {
-  p.kill('SIGTERM');
-  await new Promise((r) => p.once('exit', r));
-}
+const start = (env: Record<string, string>) => startServer(env, children);
+const stop = stopServer;
 
 describe('bun entry', () => {
   test('first start: migrations, admin with a password printed once, secret kept; restart keeps sessions', async () => {
@@ -54,13 +31,13 @@ describe('bun entry', () => {
       body: JSON.stringify({ loginName: 'admin', password }),
     });
     const token = ((await login.json()) as any).data.token as string;
-    await stop(first.p);
+    await stop(first);
 
     const second = await start(env);
     expect(second.output()).not.toContain('password "');
     const info = await fetch(`${second.base}/app/sysLoginUser/getLoginUserInformation`, { headers: { authorization: `Bearer ${token}` } });
     expect(info.status).toBe(200);
-    await stop(second.p);
+    await stop(second);
   }, 30_000);
 
   test('a body far over every limit still gets the enveloped 413 (not the runtime bare one)', async () => {
@@ -71,7 +48,7 @@ describe('bun entry', () => {
     const body = (await res.json()) as { status: number; traceId: string };
     expect(body.status).toBe(413);
     expect(res.headers.get('x-trace-id')).toBe(body.traceId);
-    await stop(s.p);
+    await stop(s);
   }, 30_000);
 
   test.each([
@@ -80,14 +57,10 @@ describe('bun entry', () => {
     [{ ADMIN_PASSWORD: 'password' }, 'Invalid configuration: ADMIN_PASSWORD'],
   ])('bad configuration %j stops the start with one clear line', (env, line) => {
     const sub = join(dir, `bad-${Object.keys(env)[0]}`);
-    const r = spawnSync(process.execPath, [ENTRY], {
-      env: cleanEnv({ DATABASE_PATH: join(sub, 'admin.db'), FILES_DIR: join(sub, 'files'), ...env }),
-      encoding: 'utf8',
-      timeout: 15_000,
-    });
-    expect(r.status).toBe(1);
-    const lines = r.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toStartWith(line);
+    const r = runEntry({ DATABASE_PATH: join(sub, 'admin.db'), FILES_DIR: join(sub, 'files'), ...env });
+    // 78 (EX_CONFIG): a supervisor stops restarting a misconfigured server.
+    expect(r.status).toBe(78);
+    expect(r.lines).toHaveLength(1);
+    expect(r.lines[0]).toStartWith(line);
   });
 });

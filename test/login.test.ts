@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { nodeArgon2Hasher } from '../src/adapters/bun/argon2';
+import { nodeArgon2Hasher } from '../src/adapters/server/argon2';
 import type { PasswordHasher } from '../src/core/ports';
 import { answerHash } from '../src/modules/auth/captcha.service';
 import { ADMIN_PASSWORD, makeTestApp } from './support/app';

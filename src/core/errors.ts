@@ -10,6 +10,9 @@ export const ERRORS = {
   RANGE_NOT_SATISFIABLE: { status: 416, msg: 'Range not satisfiable' },
   TOO_MANY_REQUESTS: { status: 429, msg: 'Too many requests, try again later' },
   INTERNAL: { status: 500, msg: 'Internal server error' },
+  NOT_IMPLEMENTED: { status: 501, msg: 'Not available on this runtime' },
+  UNAVAILABLE: { status: 503, msg: 'Service unavailable, try again shortly' },
+  INSUFFICIENT_STORAGE: { status: 507, msg: 'Storage is full: the change was not saved' },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -43,3 +46,9 @@ export function codeForStatus(status: number): ErrorCode {
   for (const [code, def] of Object.entries(ERRORS)) if (def.status === status) return code as ErrorCode;
   return status >= 500 ? 'INTERNAL' : 'BAD_REQUEST';
 }
+
+/** 503 with Retry-After: starting, shutting down, or the database busy beyond its wait. */
+export const unavailable = (retryAfterSec: number, msg?: string) =>
+  new AppError('UNAVAILABLE', msg, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) });
+/** 507: storage full; the write was refused whole. */
+export const storageFull = (msg?: string) => new AppError('INSUFFICIENT_STORAGE', msg);

@@ -1,12 +1,17 @@
 /**
  * Purpose-bound HMAC keys derived from the one configured secret, so a token signature can never
- * be replayed as a captcha hash or a file-link signature. Imported once per app, then reused.
+ * be replayed as a captcha hash or a file-link signature. Imported once per app, then reused:
+ * the one key cache of the app.
  */
 export interface AppKeys {
   jwt(): Promise<CryptoKey>;
   captcha(): Promise<CryptoKey>;
-  links(): Promise<Uint8Array>;
+  links(): Promise<CryptoKey>;
 }
+
+// HMAC keys shorter than the hash output weaken the MAC (RFC 2104 §3), and an empty or tiny
+// secret almost always means a missing env variable.
+const MIN_SECRET_BYTES = 32;
 
 const enc = new TextEncoder();
 
@@ -15,7 +20,9 @@ async function derive(secret: Uint8Array, purpose: string): Promise<Uint8Array> 
   return new Uint8Array(await crypto.subtle.sign('HMAC', base, enc.encode(`edge-admin:${purpose}`)));
 }
 
-async function hmacKey(raw: Uint8Array): Promise<CryptoKey> {
+/** An HMAC-SHA256 key for sign and verify; refuses raw keys shorter than 32 bytes. */
+export async function hmacKey(raw: Uint8Array): Promise<CryptoKey> {
+  if (raw.byteLength < MIN_SECRET_BYTES) throw new Error(`keys: an HMAC key must be at least ${MIN_SECRET_BYTES} bytes`);
   return crypto.subtle.importKey('raw', raw as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
@@ -28,7 +35,7 @@ export function createKeys(secret: Uint8Array): AppKeys {
   return {
     jwt: once(async () => hmacKey(await derive(secret, 'jwt'))),
     captcha: once(async () => hmacKey(await derive(secret, 'captcha'))),
-    links: once(() => derive(secret, 'links')),
+    links: once(async () => hmacKey(await derive(secret, 'links'))),
   };
 }
 

@@ -1,7 +1,19 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
 
-/** Runs several compiled statements all-or-nothing: a transaction on Bun, DB.batch() on D1. */
+/**
+ * Runs several compiled statements all-or-nothing: a transaction on Bun, DB.batch() on D1. One
+ * result per statement, in order, the same on every adapter:
+ * - `rows`: what a SELECT or a write with RETURNING produced; [] for other writes;
+ * - `numAffectedRows`: for every INSERT, UPDATE and DELETE (with RETURNING too), the rows it
+ *   changed (SQLite's changes(): not those of triggers or cascades); absent for reads;
+ * - `insertId`: for every INSERT, SQLite's last_insert_rowid() after it (meaningful only when it
+ *   inserted a row); absent otherwise.
+ * What a statement is comes from statementKind (db/statements.ts).
+ */
 export type Atomic = (queries: readonly CompiledQuery[]) => Promise<QueryResult<unknown>[]>;
+
+/** The largest number of bound parameters one statement may carry: D1's limit, enforced on every adapter. */
+export const MAX_BOUND_PARAMS = 100;
 
 /**
  * One read statement in plain SQL, run through a cached prepared statement. For the few hot
@@ -64,4 +76,18 @@ export interface BlobStore {
   list(): AsyncIterable<{ key: string; modifiedAt: number }>;
   /** Removes temporary objects of uploads interrupted before `before` (ms); returns how many. */
   purgeStaging(before: number): Promise<number>;
+}
+
+/** What a storage failure means to a client: the database is busy beyond its wait (503) or storage is full (507). */
+export type StorageFailure = 'busy' | 'full';
+
+/** Recognises a driver's or filesystem's raw error as a StorageFailure; each adapter knows its own errors. */
+export type ClassifyError = (err: unknown) => StorageFailure | undefined;
+
+/** Local storage facts a server has and a Worker does not: for readiness and upload pre-checks. */
+export interface StorageProbe {
+  /** Free bytes on the fullest filesystem holding the database or the files. */
+  freeBytes(): Promise<number>;
+  /** Writes, syncs and removes a small file in file storage; throws if it cannot. */
+  checkWritable(): Promise<void>;
 }

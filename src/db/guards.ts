@@ -22,7 +22,8 @@ export const GUARD_RULES = {
   },
 } as const satisfies Record<string, { code: ErrorCode; message: string }>;
 export type GuardRule = keyof typeof GUARD_RULES;
-const RULE_NAMES = Object.keys(GUARD_RULES) as GuardRule[];
+/** The CHECK constraint of each rule is named `guard_<rule>` (migrations/0004); drivers put that name in the error. */
+const FAILED_RULE = new RegExp(`\\bguard_(${Object.keys(GUARD_RULES).join('|')})\\b`);
 
 /** A statement that fails (rolling back its batch) when `brokenWhen` is true at that point of the batch. */
 export function guardStatement(db: Kysely<any>, rule: GuardRule, brokenWhen: RawBuilder<unknown>): CompiledQuery {
@@ -33,11 +34,12 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** The guard rule that made a batch fail, if a guard statement did. */
+/**
+ * The guard rule that made a batch fail, if a guard statement did: recognised by our own
+ * constraint name, not by SQLite's wording (D1 errors carry no code, only the message).
+ */
 export function failedGuard(err: unknown): GuardRule | undefined {
-  const msg = messageOf(err);
-  if (!msg.includes('CHECK constraint failed')) return undefined;
-  return RULE_NAMES.find((rule) => msg.includes(`guard_${rule}`));
+  return FAILED_RULE.exec(messageOf(err))?.[1] as GuardRule | undefined;
 }
 
 /** A UNIQUE or PRIMARY KEY violation (bun:sqlite and D1 both carry SQLite's text). */

@@ -3,17 +3,22 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { createApp } from '../app';
-import { ConfigError, parseConfig, type Config } from '../config';
+import { parseConfig, type Config } from '../config';
 import type { ClientFacts, Deps } from '../deps';
 import { createKeys } from '../core/keys';
 import { errorFields, jsonLogger } from '../core/log';
 import type { Logger } from '../core/ports';
-import { nodeArgon2Hasher } from '../adapters/bun/argon2';
-import { diskBlobStore } from '../adapters/bun/disk-blobs';
+import { nodeArgon2Hasher } from '../adapters/server/argon2';
+import { diskBlobStore } from '../adapters/server/disk-blobs';
 import { migrate } from '../adapters/server/migrate';
 import type { OpenSqlite, SqliteBinding } from '../adapters/server/sqlite-binding';
+import { classifyServerError, diskStorageProbe } from '../adapters/server/storage';
+import { createLifecycle, type Lifecycle } from '../core/readiness';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
 import { cleanup } from '../modules/maintenance/cleanup';
+import { installShutdown } from './shutdown';
+import { checkIntegrity, refuseUnknownMigrations } from './startup-checks';
+import { exitOnStartupError, StartupError, step } from './startup-errors';
 
 /** A request handler as every server runtime calls it; `env` is what the app sees as `c.env`. */
 export type FetchHandler = (req: Request, env?: unknown) => Response | Promise<Response>;
@@ -40,8 +45,7 @@ export interface Started {
 }
 
 function fail(message: string): never {
-  console.error(message);
-  process.exit(1);
+  throw new StartupError(message);
 }
 
 /** JWT_SECRET, or locally a random one generated once and kept beside the database. */
@@ -59,7 +63,7 @@ function loadSecret(config: Config): Uint8Array {
 }
 
 /** The one place the server's Deps are assembled (the same portable adapters on every runtime). */
-function serverDeps(config: Config, log: Logger, sqlite: SqliteBinding, client: ClientFacts): Deps {
+function serverDeps(config: Config, log: Logger, sqlite: SqliteBinding, client: ClientFacts, lifecycle: Lifecycle): Deps {
   return {
     config,
     db: sqlite.db,
@@ -72,6 +76,9 @@ function serverDeps(config: Config, log: Logger, sqlite: SqliteBinding, client: 
     log,
     keys: createKeys(loadSecret(config)),
     client,
+    lifecycle,
+    storage: diskStorageProbe({ databasePath: config.DATABASE_PATH, filesDir: config.FILES_DIR }),
+    classifyError: classifyServerError,
   };
 }
 
@@ -93,29 +100,57 @@ async function bootstrap(deps: Deps) {
 }
 
 /**
- * The server start-up every runtime entry shares: config → deps → migrate → bootstrap → serve →
- * shutdown. Only `runtime` (SQLite binding, HTTP server, socket address) differs.
+ * The server start-up every runtime entry shares: config → deps → checks → migrate → bootstrap →
+ * serve → graceful shutdown. Only `runtime` (SQLite binding, HTTP server, socket address) differs.
+ * Any start-up failure prints one line naming the variable, the cause and the fix (the stack only at
+ * LOG_LEVEL=debug) and exits with 78, so a supervisor stops restarting a misconfigured server.
  */
 export async function start(runtime: Runtime, env: Record<string, string | undefined> = process.env): Promise<Started> {
-  let config: Config;
   try {
-    config = parseConfig(env);
+    return await startOrThrow(runtime, env);
   } catch (e) {
-    if (e instanceof ConfigError) fail(e.message);
+    exitOnStartupError(e, env.LOG_LEVEL?.trim());
+  }
+}
+
+async function startOrThrow(runtime: Runtime, env: Record<string, string | undefined>): Promise<Started> {
+  const config = parseConfig(env);
+  const log = jsonLogger(config.LOG_LEVEL);
+  const lifecycle = createLifecycle('starting');
+  const dbPath = { name: 'DATABASE_PATH', value: config.DATABASE_PATH };
+  const filesDir = { name: 'FILES_DIR', value: config.FILES_DIR };
+  const exclusive = { exclusive: config.SQLITE_EXCLUSIVE };
+  if (config.DATABASE_PATH !== ':memory:') await step(dbPath, () => mkdirSync(dirname(config.DATABASE_PATH), { recursive: true }));
+  await step(filesDir, () => mkdirSync(config.FILES_DIR, { recursive: true }));
+
+  const sqlite = await step(
+    dbPath,
+    () => runtime.openSqlite(config.DATABASE_PATH, { exclusive: config.SQLITE_EXCLUSIVE, busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS }),
+    exclusive,
+  );
+  try {
+    const checkMs = await step(dbPath, () => checkIntegrity(sqlite.sql, config.STARTUP_CHECK, config.DATABASE_PATH), exclusive);
+    if (checkMs !== undefined) log.log('info', 'database check passed', { check: config.STARTUP_CHECK, ms: checkMs });
+    await step(dbPath, () => refuseUnknownMigrations(sqlite.sql, config.DATABASE_PATH), exclusive);
+    const applied = await step(dbPath, () => migrate(sqlite.sql), exclusive);
+    if (applied.length) log.log('info', 'migrations applied', { applied });
+  } catch (e) {
+    sqlite.close();
     throw e;
   }
-  const log = jsonLogger(config.LOG_LEVEL);
-  if (config.DATABASE_PATH !== ':memory:') mkdirSync(dirname(config.DATABASE_PATH), { recursive: true });
-  mkdirSync(config.FILES_DIR, { recursive: true });
-
-  const sqlite = runtime.openSqlite(config.DATABASE_PATH, { exclusive: config.SQLITE_EXCLUSIVE });
-  const applied = migrate(sqlite.sql);
-  if (applied.length) log.log('info', 'migrations applied', { applied });
-  const deps = serverDeps(config, log, sqlite, runtime.client);
-  await bootstrap(deps);
+  const deps = serverDeps(config, log, sqlite, runtime.client, lifecycle);
+  // Uploads cut by a crash or kill left their staging files; none of ours is running yet (another
+  // server sharing FILES_DIR may be: only files untouched for a minute go).
+  const leftovers = await step(filesDir, () => deps.blobs!.purgeStaging(Date.now() - 60_000));
+  if (leftovers) log.log('info', 'temporary upload files cleared', { count: leftovers });
+  await step(dbPath, () => bootstrap(deps), exclusive);
 
   const app = createApp(deps);
-  const server = await runtime.serve((req, env) => app.fetch(req, env as object | undefined), { port: config.PORT, hostname: config.HOST });
+  const port = { name: 'PORT', value: `${config.PORT} (HOST=${config.HOST})` };
+  const server = await step(port, () =>
+    runtime.serve((req, env) => app.fetch(req, env as object | undefined), { port: config.PORT, hostname: config.HOST }),
+  );
+  lifecycle.state = 'ready';
   log.log('info', 'listening', { url: server.url, docs: config.DOCS_ENABLED ? '/docs' : 'off', runtime: runtime.name });
 
   const sweep = () =>
@@ -126,18 +161,28 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
   const timer = setInterval(sweep, 10 * 60_000);
   (timer as { unref?: () => void }).unref?.();
 
-  const stop = async () => {
+  const closeDatabase = () => {
     clearInterval(timer);
+    // Fold the WAL back into the database file, so the file alone is a complete copy once stopped.
+    try {
+      sqlite.sql.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch (e) {
+      log.log('warn', 'WAL checkpoint at shutdown failed', errorFields(e));
+    }
+    sqlite.close();
+  };
+  const shutdown = installShutdown({
+    lifecycle,
+    stopServer: () => server.stop(),
+    finish: closeDatabase,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    log,
+  });
+  const stop = async () => {
+    shutdown.uninstall();
+    lifecycle.state = 'stopping';
     await server.stop();
-    sqlite.close();
+    closeDatabase();
   };
-  const exit = () => {
-    // Not awaited: as before, the process ends now; in-flight requests are cut.
-    void server.stop();
-    sqlite.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', exit);
-  process.on('SIGTERM', exit);
   return { deps, url: server.url, stop };
 }

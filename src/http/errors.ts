@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { AppError, ERRORS, codeForStatus } from '../core/errors';
 import { errorBody } from '../core/envelope';
 import { errorFields } from '../core/log';
-import type { Logger } from '../core/ports';
+import type { ClassifyError, Logger } from '../core/ports';
 import { newTraceId } from './trace';
 
 /** "field: rule" for the first zod issue, so the client learns which field broke which rule. */
@@ -25,10 +25,29 @@ function respond(c: Context, status: number, msg: string, headers?: Record<strin
   return c.json(errorBody(status, msg, traceId), status as ContentfulStatusCode, headers);
 }
 
-/** The single place where any failure becomes an envelope. Unknown errors never reach the client. */
-export function errorHandler(log: Logger): ErrorHandler {
+/** Seconds a client should wait after the database was busy beyond its wait. */
+const BUSY_RETRY_AFTER = 2;
+
+/**
+ * The single place where any failure becomes an envelope. Unknown errors never reach the client.
+ * `classify` (from the runtime's adapters) recognises a busy database (503 + Retry-After) and full
+ * storage (507) among the raw errors, so the core never looks at driver error codes.
+ */
+export function errorHandler(log: Logger, classify?: ClassifyError): ErrorHandler {
   return (err, c) => {
     if (err instanceof AppError) return respond(c, err.status, err.message, err.headers);
+    const storage = classify?.(err);
+    if (storage) {
+      log.log('warn', storage === 'busy' ? 'database busy beyond its wait' : 'storage full', {
+        traceId: c.get('traceId'),
+        method: c.req.method,
+        path: c.req.path,
+        ...errorFields(err),
+      });
+      return storage === 'busy'
+        ? respond(c, 503, 'The database is busy, try again shortly', { 'Retry-After': String(BUSY_RETRY_AFTER) })
+        : respond(c, 507, ERRORS.INSUFFICIENT_STORAGE.msg);
+    }
     if (err instanceof HTTPException) {
       const code = codeForStatus(err.status);
       // Hono's own 400s ("Malformed JSON in request body") are written for clients; others get our text.

@@ -42,7 +42,10 @@ export class DbMeter {
  */
 class MeterPlugin implements KyselyPlugin {
   private readonly started = new WeakMap<object, number>();
-  constructor(private readonly meter: DbMeter) {}
+  private readonly meter: DbMeter;
+  constructor(meter: DbMeter) {
+    this.meter = meter;
+  }
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     this.started.set(args.queryId, performance.now());
     return args.node;

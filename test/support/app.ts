@@ -5,8 +5,8 @@ import type { Deps } from '../../src/deps';
 import { createKeys } from '../../src/core/keys';
 import { jsonLogger } from '../../src/core/log';
 import type { PasswordHasher } from '../../src/core/ports';
-import { nodeArgon2Hasher } from '../../src/adapters/bun/argon2';
-import { diskBlobStore } from '../../src/adapters/bun/disk-blobs';
+import { nodeArgon2Hasher } from '../../src/adapters/server/argon2';
+import { diskBlobStore } from '../../src/adapters/server/disk-blobs';
 import { scratchDir } from './tmp-root';
 import { migrate } from '../../src/adapters/bun/migrate';
 import { bunAtomic, bunKysely, bunRead, openSqlite } from '../../src/adapters/bun/sqlite';
@@ -16,6 +16,7 @@ import { D1Dialect, d1Atomic, d1Read } from '../../src/adapters/workers/d1-diale
 import type { Database } from '../../src/db/schema';
 import { freshD1 } from './workerd';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
+import { classifyServerError } from '../../src/adapters/server/storage';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
 
@@ -46,6 +47,8 @@ export interface TestAppOptions {
   hasher?: PasswordHasher;
   /** Lines the JSON logger wrote, for assertions on error logging. */
   logLines?: string[];
+  /** Bun only: a database file instead of ':memory:' (for tests that need a second connection). */
+  databasePath?: string;
 }
 
 type SqlValue = string | number | null;
@@ -94,7 +97,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
     d1 = await freshD1();
     store = d1Store(d1);
   } else {
-    sqlite = openSqlite(':memory:');
+    sqlite = openSqlite(opts.databasePath ?? ':memory:', { busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS });
     migrate(sqlite);
     store = bunStore(sqlite);
   }
@@ -115,6 +118,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
     log: jsonLogger('debug', (l) => lines.push(l)),
     keys: createKeys(new TextEncoder().encode('test-secret-test-secret-test-secret-0123')),
     client: { socketAddress: (req) => req.headers.get('x-test-ip') ?? '127.0.0.1' },
+    classifyError: classifyServerError,
   };
   await bootstrapAdmin(deps);
   const app = createApp(deps);

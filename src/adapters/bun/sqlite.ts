@@ -2,34 +2,21 @@ import { Database, type SQLQueryBindings } from 'bun:sqlite';
 import { Kysely, type CompiledQuery, type QueryResult } from 'kysely';
 import { BunSqliteDialect } from 'kysely-bun-sqlite';
 import type { Atomic, ReadSql } from '../../core/ports';
+import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements';
 import type { Database as Schema } from '../../db/schema';
-import type { OpenSqlite, SqlExec } from '../server/sqlite-binding';
+import { serverPragmas, type OpenSqlite, type SqlExec } from '../server/sqlite-binding';
 
-/**
- * Opens (creating) a SQLite file or ':memory:' with the pragmas the app relies on. `exclusive`:
- * the server process owns the file (SQLite's exclusive locking mode). In WAL mode every read
- * otherwise takes a shared-memory lock: ~2.3 µs per statement here against ~0.5 µs, which is
- * ~10% of a guarded read. The price: no other process can open the file while the server runs.
- */
-export function openSqlite(path: string, opts: { exclusive?: boolean } = {}): Database {
+/** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
+export function openSqlite(path: string, opts: { exclusive?: boolean; busyTimeoutMs?: number } = {}): Database {
   const sqlite = new Database(path, { create: true, strict: true });
-  if (path !== ':memory:') sqlite.run('PRAGMA journal_mode = WAL');
-  sqlite.run('PRAGMA foreign_keys = ON');
-  sqlite.run('PRAGMA busy_timeout = 5000');
-  sqlite.run('PRAGMA synchronous = NORMAL');
-  if (opts.exclusive && path !== ':memory:') sqlite.run('PRAGMA locking_mode = EXCLUSIVE');
+  for (const pragma of serverPragmas(path, opts)) sqlite.run(pragma);
   return sqlite;
 }
-
-/** D1's limit of bound parameters per statement, enforced here too so Bun tests catch what D1 would refuse. */
-export const MAX_BOUND_PARAMS = 100;
 
 /** A cached statement, refused like D1 would refuse it when it has too many parameters. */
 function statement(sqlite: Database, sql: string) {
   const stmt = sqlite.query(sql);
-  if (stmt.paramsCount > MAX_BOUND_PARAMS) {
-    throw new Error(`D1 allows at most ${MAX_BOUND_PARAMS} bound parameters per statement, got ${stmt.paramsCount}: ${sql.slice(0, 120)}`);
-  }
+  assertParamLimit(stmt.paramsCount, sql);
   return stmt;
 }
 
@@ -57,12 +44,12 @@ const bindings = (params: readonly unknown[]) => params as SQLQueryBindings[];
  * a guard's CHECK failure included, rolls the whole batch back.
  */
 export function bunAtomic(sqlite: Database): Atomic {
+  const last = sqlite.query(LAST_WRITE_SQL);
   const run = sqlite.transaction((queries: readonly CompiledQuery[]) =>
     queries.map((q): QueryResult<unknown> => {
       const stmt = statement(sqlite, q.sql);
-      if (stmt.columnNames.length > 0) return { rows: stmt.all(...bindings(q.parameters)) };
-      const r = stmt.run(...bindings(q.parameters));
-      return { rows: [], numAffectedRows: BigInt(r.changes), insertId: BigInt(r.lastInsertRowid) };
+      const rows = stmt.columnNames.length > 0 ? stmt.all(...bindings(q.parameters)) : (stmt.run(...bindings(q.parameters)), []);
+      return atomicResult(q, rows, () => last.get() as LastWrite);
     }),
   );
   return async (queries) => run(queries);

@@ -11,6 +11,25 @@ const TRACKING_TABLE = `CREATE TABLE IF NOT EXISTS d1_migrations(
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', import.meta.url));
 
+const migrationFiles = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+    .sort();
+
+/**
+ * Applied migrations (in `d1_migrations`) that are not among this release's files: the database was
+ * migrated by a newer release, and this code may misread it. [] for a fresh database.
+ */
+export function unknownMigrations(db: SqlExec, dir = MIGRATIONS_DIR): string[] {
+  const tracked = db.query<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'")[0]?.n;
+  if (!tracked) return [];
+  const known = new Set(migrationFiles(dir));
+  return db
+    .query<{ name: string }>('SELECT name FROM d1_migrations ORDER BY id')
+    .map((r) => r.name)
+    .filter((name) => !known.has(name));
+}
+
 /**
  * Applies migrations/NNNN_*.sql in name order, each in its own transaction together with its
  * tracking row: a migration that fails half-way leaves nothing behind. Returns the names applied.
@@ -19,9 +38,7 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', impor
 export function migrate(db: SqlExec, dir = MIGRATIONS_DIR): string[] {
   db.exec(TRACKING_TABLE);
   const applied = new Set(db.query<{ name: string }>('SELECT name FROM d1_migrations').map((r) => r.name));
-  const files = readdirSync(dir)
-    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
-    .sort();
+  const files = migrationFiles(dir);
   const done: string[] = [];
   for (const name of files) {
     if (applied.has(name)) continue;

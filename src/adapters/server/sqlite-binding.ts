@@ -22,5 +22,28 @@ export interface SqliteBinding {
   close(): void;
 }
 
-/** Opens (creating) a database file or ':memory:' with the app's pragmas; one per runtime. */
-export type OpenSqlite = (path: string, opts: { exclusive: boolean }) => SqliteBinding;
+/**
+ * Opens (creating) a database file or ':memory:' with the app's pragmas; one per runtime.
+ * `busyTimeoutMs`: how long a statement waits for another connection's lock (SQLITE_BUSY after).
+ */
+export type OpenSqlite = (path: string, opts: { exclusive: boolean; busyTimeoutMs?: number }) => SqliteBinding;
+
+/**
+ * The pragmas every server binding applies on open. `exclusive`: the server process owns the file
+ * (SQLite's exclusive locking mode). In WAL mode every read otherwise takes a shared-memory lock:
+ * ~2.3 µs per statement here against ~0.5 µs, which is ~10% of a guarded read. The price: no other
+ * process (the sqlite3 shell, Litestream, a backup tool) can open the file while the server runs.
+ */
+export function serverPragmas(path: string, opts: { exclusive?: boolean; busyTimeoutMs?: number }): string[] {
+  const file = path !== ':memory:';
+  return [
+    // First: the switch to WAL below already needs a lock another process may hold.
+    `PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`,
+    ...(file ? ['PRAGMA journal_mode = WAL'] : []),
+    // A checkpoint truncates the -wal file back to 64 MiB at most after a burst of writes.
+    'PRAGMA journal_size_limit = 67108864',
+    'PRAGMA foreign_keys = ON',
+    'PRAGMA synchronous = NORMAL',
+    ...(file && opts.exclusive ? ['PRAGMA locking_mode = EXCLUSIVE'] : []),
+  ];
+}

@@ -11,17 +11,13 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Atomic, ReadSql } from '../../core/ports';
+import { assertParamLimit, statementKind } from '../../db/statements';
 import type { D1Database, D1PreparedStatement, D1Result, D1Value } from './bindings';
-
-/** D1 refuses statements with more bound parameters than this. */
-export const D1_MAX_PARAMS = 100;
 
 /** Kysely's parameters as D1 accepts them: no undefined, bigint, boolean or typed-array views. */
 export function toD1Values(sql: string, parameters: readonly unknown[]): D1Value[] {
-  if (parameters.length > D1_MAX_PARAMS) {
-    // Fail loudly and the same way on every runtime the adapter is tested on, not only in production.
-    throw new Error(`D1 allows at most ${D1_MAX_PARAMS} bound parameters per statement, got ${parameters.length}: ${sql.slice(0, 120)}`);
-  }
+  // Fail loudly and the same way on every runtime the adapter is tested on, not only in production.
+  assertParamLimit(parameters.length, sql);
   return parameters.map((p) => {
     if (p === undefined || p === null) return null;
     if (typeof p === 'boolean') return p ? 1 : 0;
@@ -40,21 +36,23 @@ function prepare(d1: D1Database, query: CompiledQuery): D1PreparedStatement {
   return d1.prepare(query.sql).bind(...toD1Values(query.sql, query.parameters));
 }
 
-/** Kysely's result shape from D1's: rows always; affected rows and insert id for writes. */
+/** Kysely's result shape from D1's, as Atomic promises it: rows always; affected rows for writes, insert id for inserts. */
 function toQueryResult<R>(query: CompiledQuery, result: D1Result<R>): QueryResult<R> {
   const rows = result.results ?? [];
-  if (query.query.kind === 'SelectQueryNode') return { rows };
-  const changes = result.meta?.changes;
-  const lastRowId = result.meta?.last_row_id;
+  const kind = statementKind(query);
+  if (kind === 'read') return { rows };
   return {
     rows,
-    ...(changes !== undefined ? { numAffectedRows: BigInt(changes) } : {}),
-    ...(query.query.kind === 'InsertQueryNode' && lastRowId !== undefined ? { insertId: BigInt(lastRowId) } : {}),
+    numAffectedRows: BigInt(result.meta?.changes ?? 0),
+    ...(kind === 'insert' ? { insertId: BigInt(result.meta?.last_row_id ?? 0) } : {}),
   };
 }
 
 class D1Connection implements DatabaseConnection {
-  constructor(private readonly d1: D1Database) {}
+  private readonly d1: D1Database;
+  constructor(d1: D1Database) {
+    this.d1 = d1;
+  }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return toQueryResult(query, await prepare(this.d1, query).all<R>());
@@ -97,7 +95,10 @@ class D1Driver implements Driver {
  * Kysely 0.23 and we want D1's limits enforced where queries are sent.
  */
 export class D1Dialect implements Dialect {
-  constructor(private readonly d1: D1Database) {}
+  private readonly d1: D1Database;
+  constructor(d1: D1Database) {
+    this.d1 = d1;
+  }
   createAdapter() {
     return new SqliteAdapter();
   }

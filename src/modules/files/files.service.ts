@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { Deps } from '../../deps';
-import { AppError, badRequest, notFound } from '../../core/errors';
+import { AppError, badRequest, notFound, storageFull } from '../../core/errors';
 import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination';
 import type { BlobStore } from '../../core/ports';
 import { isoNow } from '../../core/time';
@@ -91,6 +91,7 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
   if (!input.body || !/^multipart\/form-data\s*;/i.test(input.contentType ?? '')) {
     throw badRequest('body: must be multipart/form-data with a file part named "file"');
   }
+  await checkFreeSpace(deps, Number.isFinite(declaredLength) ? declaredLength : 0);
 
   const part = await openFilePart(input.body, input.contentType!, { field: 'file', maxBodyBytes: limit + FRAMING_ALLOWANCE, tooLarge });
   const name = sanitizeFileName(part.fileName);
@@ -176,6 +177,13 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
   }
 }
 
+/** 507 before a byte is read when the upload would leave less than MIN_FREE_MB free (where the runtime can tell). */
+async function checkFreeSpace(deps: Deps, bytes: number) {
+  if (!deps.storage) return;
+  const floor = deps.config.MIN_FREE_MB * 1024 * 1024;
+  if ((await deps.storage.freeBytes()) - bytes < floor) throw storageFull('Storage is full: the upload was not saved');
+}
+
 async function findRow(deps: Deps, kind: FileKind, id: number): Promise<FileRow> {
   const row = await deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind).executeTakeFirst();
   if (!row) throw notFound(kind === 'image' ? 'Image not found' : 'File not found');
@@ -221,7 +229,7 @@ export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
   if (!rows.length) return { deleted: 0 };
   const shas = sql<string>`(SELECT value FROM json_each(${JSON.stringify([...new Set(rows.map((r) => r.sha256))])}))`;
   const remaining = sql<number>`(SELECT count(*) FROM files WHERE files.sha256 = blobs.sha256)`;
-  const results = await deps.atomic([
+  const [deletedFiles] = await deps.atomic([
     db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', idList(rows.map((r) => r.id))).compile(),
     db
       .updateTable('blobs')
@@ -233,5 +241,5 @@ export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
       .where('sha256', 'in', shas)
       .compile(),
   ]);
-  return { deleted: Number(results[0]?.numAffectedRows ?? 0n) };
+  return { deleted: Number(deletedFiles!.numAffectedRows) };
 }

@@ -242,11 +242,11 @@ export async function deleteMenus(deps: Deps, ids: number[]): Promise<void> {
   const list = idList(ids);
   const guard = sql<boolean>`((SELECT count(*) FROM menus WHERE id IN ${list}) = ${ids.length}
     AND NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id IN ${list} AND c.id NOT IN ${list}))`;
-  const results = await deps.atomic([
+  const [, deletedMenus] = await deps.atomic([
     db.deleteFrom('role_menu').where('menu_id', 'in', list).where(guard).compile(),
     db.deleteFrom('menus').where('id', 'in', list).where(guard).compile(),
   ]);
-  if (Number(results[1]?.numAffectedRows ?? 0) !== ids.length) {
+  if (Number(deletedMenus!.numAffectedRows) !== ids.length) {
     await diagnose();
     throw conflict('ids: the menus changed meanwhile; reload and try again');
   }

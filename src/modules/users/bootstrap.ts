@@ -1,3 +1,4 @@
+import { base64url } from 'jose';
 import type { Deps } from '../../deps';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
@@ -6,7 +7,7 @@ import { isoNow } from '../../core/time';
 /** A random password that passes every rule: 24 characters of base64url. */
 export function generatePassword(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(18));
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_');
+  return base64url.encode(bytes);
 }
 
 /**

@@ -1,10 +1,14 @@
+import { close as closeFd, open as openFd, read as readFd } from 'node:fs';
 import { link, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports';
 
 const KEY = /^[0-9a-f]{64}$/;
 const HEX2 = /^[0-9a-f]{2}$/;
 const TMP_DIR = 'tmp';
+/** Read size of a download: large enough for few syscalls, small enough that memory stays flat. */
+const READ_CHUNK = 256 * 1024;
 
 function assertKey(key: string) {
   if (!KEY.test(key)) throw new Error('disk-blobs: key must be a sha256 hex string');
@@ -79,10 +83,14 @@ export function diskBlobStore(root: string): BlobStore {
     stage,
     async get(key: string, range?: ByteRange) {
       assertKey(key);
-      const file = Bun.file(pathOf(key));
-      if (!(await file.exists())) return null;
-      const part = range ? file.slice(range.offset, range.offset + range.length) : file;
-      return part.stream();
+      const path = pathOf(key);
+      try {
+        await stat(path);
+      } catch (e) {
+        if (isCode(e, 'ENOENT')) return null;
+        throw e;
+      }
+      return fileStream(path, range?.offset ?? 0, range ? range.offset + range.length : Infinity);
     },
     async head(key) {
       assertKey(key);
@@ -133,4 +141,47 @@ async function readdirQuiet(path: string): Promise<string[]> {
     if (isCode(e, 'ENOENT')) return [];
     throw e;
   }
+}
+
+const fd = { open: promisify(openFd), read: promisify(readFd), close: promisify(closeFd) };
+
+/**
+ * Bytes `from` .. `to - 1` of a file as a web stream, read on demand (one chunk per pull, so a slow
+ * client holds one chunk), on Bun, Deno and Node alike. The file opens on the first read, so a
+ * stream nobody reads (HEAD, 304) holds no descriptor; it closes at the end, on error or on cancel.
+ * A plain descriptor, not a FileHandle: runtimes treat a FileHandle reaching GC unclosed (a stream
+ * dropped half-read) as an uncaught error.
+ */
+function fileStream(path: string, from: number, to: number): ReadableStream<Uint8Array> {
+  let pos = from;
+  let handle: number | undefined;
+  const close = async () => {
+    const h = handle;
+    handle = undefined;
+    if (h !== undefined) await fd.close(h);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(ctrl) {
+        try {
+          const want = Math.min(READ_CHUNK, to - pos);
+          if (want > 0) handle ??= await fd.open(path, 'r');
+          const buf = new Uint8Array(Math.max(want, 0));
+          const bytesRead = want > 0 ? (await fd.read(handle!, buf, 0, want, pos)).bytesRead : 0;
+          if (bytesRead === 0) {
+            await close();
+            ctrl.close();
+            return;
+          }
+          pos += bytesRead;
+          ctrl.enqueue(bytesRead < want ? buf.subarray(0, bytesRead) : buf);
+        } catch (e) {
+          await close().catch(() => undefined);
+          throw e;
+        }
+      },
+      cancel: close,
+    },
+    { highWaterMark: 0 },
+  );
 }
