@@ -14,6 +14,7 @@ import { DbMeter, meteredDeps } from './http/server-timing';
 import { newTraceId, traceIdFromParent } from './http/trace';
 import './http/context';
 import { authRoutes } from './modules/auth/auth.routes';
+import { backupRoutes } from './modules/backups/backups.routes';
 import { fileRoutes, imageRoutes } from './modules/files/files.routes';
 import { loginUserRoutes } from './modules/login-user/login-user.routes';
 import { loginLogRoutes } from './modules/login-logs/login-logs.routes';
@@ -129,7 +130,8 @@ export function createApp(deps: Deps) {
     .route('/', loginLogRoutes)
     .route('/', opLogRoutes)
     .route('/', fileRoutes)
-    .route('/', imageRoutes);
+    .route('/', imageRoutes)
+    .route('/', backupRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

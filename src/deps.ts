@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config';
 import type { Database } from './db/schema';
 import type { AppKeys } from './core/keys';
-import type { Atomic, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports';
+import type { Atomic, BackupArchives, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports';
 import type { Lifecycle } from './core/readiness';
 
 /**
@@ -36,4 +36,6 @@ export interface Deps {
   storage?: StorageProbe;
   /** Maps the runtime's busy/full errors to 503/507 (the error mapper asks it about unknown errors). */
   classifyError?: ClassifyError;
+  /** Server only: backup archives (sysBackup answers 501 without them). */
+  backups?: BackupArchives;
 }

@@ -67,7 +67,7 @@ async function refused(path: string, body: unknown, token: string, msg: RegExp =
 
 describe('the reported paths are refused with 403 and change nothing', () => {
   test('sys:user:grantRole: grant oneself (or anyone) the superAdmin role; revoke it from a super admin', async () => {
-    const u = await userWithCodes(t, admin, ['sys:user:grantRole']);
+    const u = await userWithCodes(t, ['sys:user:grantRole']);
     await refused('/app/sysUser/grantRole', { userId: u.userId, roleIds: [1] }, u.token);
     await refused('/app/sysUser/grantRole', { userId: u.userId, roleIds: [u.roleId, 1] }, u.token);
     const other = await plainUser();
@@ -87,7 +87,7 @@ describe('the reported paths are refused with 403 and change nothing', () => {
   });
 
   test('sys:user:edit (+ grantRole, changeStatus): edit oneself to roleIds [1]; edit a super admin', async () => {
-    const u = await userWithCodes(t, admin, ['sys:user:edit', 'sys:user:grantRole', 'sys:user:changeStatus']);
+    const u = await userWithCodes(t, ['sys:user:edit', 'sys:user:grantRole', 'sys:user:changeStatus']);
     await refused('/app/sysUser/edit', { id: u.userId, version: version('users', u.userId), roleIds: [1] }, u.token);
     await refused('/app/sysUser/edit', { id: u.userId, version: version('users', u.userId), roleIds: [u.roleId, 1], nickName: 'x' }, u.token);
     const s = await superAdmin(t, admin);
@@ -106,7 +106,7 @@ describe('the reported paths are refused with 403 and change nothing', () => {
   });
 
   test('sys:user:add: a new account holding the superAdmin role', async () => {
-    const u = await userWithCodes(t, admin, ['sys:user:add']);
+    const u = await userWithCodes(t, ['sys:user:add']);
     const name = uniq('sneaky');
     await refused('/app/sysUser/add', { loginName: name, password: USER_PASSWORD, roleIds: [1] }, u.token);
     await refused('/app/sysUser/add', { loginName: name, password: USER_PASSWORD, roleIds: [u.roleId, 1], status: 'disabled' }, u.token);
@@ -119,7 +119,7 @@ describe('the reported paths are refused with 403 and change nothing', () => {
   });
 
   test("sys:user:resetPassword: an admin's password, then log in as the admin", async () => {
-    const u = await userWithCodes(t, admin, ['sys:user:resetPassword']);
+    const u = await userWithCodes(t, ['sys:user:resetPassword']);
     const hash = (t.sqlite.query('SELECT password_hash FROM users WHERE id = 1').get() as { password_hash: string }).password_hash;
     await refused('/app/sysUser/resetPassword', { id: 1, newPassword: 'Taken-Over-Passw0rd' }, u.token);
     expect((t.sqlite.query('SELECT password_hash FROM users WHERE id = 1').get() as { password_hash: string }).password_hash).toBe(hash);
@@ -138,7 +138,7 @@ describe('the reported paths are refused with 403 and change nothing', () => {
   });
 
   test('sys:user:changeStatus / delete: disable or delete another (not the last) super admin', async () => {
-    const u = await userWithCodes(t, admin, ['sys:user:changeStatus', 'sys:user:delete']);
+    const u = await userWithCodes(t, ['sys:user:changeStatus', 'sys:user:delete']);
     const s = await superAdmin(t, admin);
     expect(enabledSuperAdmins(t)).toBeGreaterThanOrEqual(2);
     await refused('/app/sysUser/changeStatus', { id: s.userId, status: 'disabled' }, u.token);
@@ -157,7 +157,7 @@ describe('the reported paths are refused with 403 and change nothing', () => {
   });
 
   test("sys:menu:edit: relabel a held button as sys:user:grantRole, then grant oneself role 1", async () => {
-    const u = await userWithCodes(t, admin, ['sys:menu:edit', 'sys:menu:add', 'sys:user:page']);
+    const u = await userWithCodes(t, ['sys:menu:edit', 'sys:menu:add', 'sys:user:page']);
     const [pageButton] = menuIdsFor(t, ['sys:user:page']);
     const v = version('menus', pageButton!);
     await refused('/app/sysMenu/edit', { id: pageButton, version: v, permission: 'sys:user:grantRole' }, u.token, /^permission: Only a super administrator can /);
@@ -178,7 +178,7 @@ describe('the reported paths are refused with 403 and change nothing', () => {
   });
 
   test('sys:role:grantMenu: grant one\'s own role the sys:user:grantRole button', async () => {
-    const u = await userWithCodes(t, admin, ['sys:role:grantMenu', 'sys:role:ownMenu']);
+    const u = await userWithCodes(t, ['sys:role:grantMenu', 'sys:role:ownMenu']);
     const own = menusOf(u.roleId);
     const [grantRoleButton] = menuIdsFor(t, ['sys:user:grantRole']);
     const r = await refused('/app/sysRole/grantMenu', { roleId: u.roleId, menuIds: [...own, grantRoleButton] }, u.token, /^menuIds: /);
@@ -221,7 +221,7 @@ describe('the reported paths are refused with 403 and change nothing', () => {
 
 describe('edit needs the codes of what it changes', () => {
   test('roleIds needs sys:user:grantRole, status needs sys:user:changeStatus', async () => {
-    const u = await userWithCodes(t, admin, ['sys:user:edit']);
+    const u = await userWithCodes(t, ['sys:user:edit']);
     const other = await plainUser();
     const role = await plainRole();
     for (const [change, code] of [
@@ -269,7 +269,7 @@ describe('the super-admin check holds inside the write', () => {
   }
 
   test('a target that becomes a super admin meanwhile is refused with 403, nothing else changes', async () => {
-    const u = await userWithCodes(t, admin, [
+    const u = await userWithCodes(t, [
       'sys:user:edit', 'sys:user:delete', 'sys:user:changeStatus', 'sys:user:resetPassword', 'sys:user:grantRole',
     ]);
     const role = await plainRole();
@@ -308,7 +308,7 @@ describe('the super-admin check holds inside the write', () => {
 
 describe('rule 5: roles granted by a non-super-admin carry only menus the caller holds', () => {
   test('grantRole, add and edit with roleIds refuse a role with a menu the caller lacks; a role within their own menus is fine', async () => {
-    const manager = await userWithCodes(t, admin, ['sys:user:grantRole', 'sys:user:add', 'sys:user:edit', 'sys:user:page'], uniq('delegate'));
+    const manager = await userWithCodes(t, ['sys:user:grantRole', 'sys:user:add', 'sys:user:edit', 'sys:user:page'], uniq('delegate'));
     const wide = await post('/app/sysRole/add', { name: uniq('wide'), code: uniq('wide') }, admin);
     expect((await post('/app/sysRole/grantMenu', { roleId: wide.data.id, menuIds: menuIdsFor(t, ['sys:user:page', 'sys:user:delete']) }, admin)).status).toBe(200);
     const narrow = await post('/app/sysRole/add', { name: uniq('narrow'), code: uniq('narrow') }, admin);

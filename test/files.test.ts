@@ -3,7 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup } from '../src/modules/maintenance/cleanup';
 import { makeTestApp, type TestApp } from './support/app';
-import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload, userWithCodes } from './support/files';
+import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload } from './support/files';
+import { userWithCodes } from './support/rbac';
 
 const enc = new TextEncoder();
 let t: TestApp;
@@ -492,8 +493,8 @@ describe('permissions', () => {
     a = await makeTestApp();
     adminToken = await a.login();
     id = (await upload(a, 'sysFile', adminToken, { filename: 'p.txt', data: 'perm' })).data.id;
-    none = await userWithCodes(a, 'nobody', ['sys:image:upload', 'sys:image:page']);
-    all = await userWithCodes(a, 'filer', ['sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download']);
+    none = (await userWithCodes(a, ['sys:image:upload', 'sys:image:page'], 'nobody')).token;
+    all = (await userWithCodes(a, ['sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download'], 'filer')).token;
   });
 
   const ops: [string, (token?: string) => Promise<number>][] = [

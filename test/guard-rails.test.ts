@@ -24,10 +24,7 @@ const TABLES = ['users', 'user_role', 'roles', 'role_menu', 'sessions'];
 beforeAll(async () => {
   t = await makeTestApp();
   admin = await t.login();
-  manager = await userWithCodes(
-    t,
-    admin,
-    PERMISSION_CODES.filter((c) => c.startsWith('sys:user:') || c.startsWith('sys:role:')),
+  manager = await userWithCodes(t, PERMISSION_CODES.filter((c) => c.startsWith('sys:user:') || c.startsWith('sys:role:')),
     'manager',
   );
 });

@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bunServer, E2E_ADMIN_PASSWORD, ROOT, type Target } from './e2e/servers';
+import { ROOT } from '../scripts/server-commands';
+import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers';
 import { routeNames, session } from '../examples/hc-spa/session';
 
 const dir = mkdtempSync(join(tmpdir(), 'edge-hc-'));

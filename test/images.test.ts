@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './support/app';
-import { filesUnder, get, sweepAfterGrace, upload, userWithCodes } from './support/files';
+import { filesUnder, get, sweepAfterGrace, upload } from './support/files';
+import { userWithCodes } from './support/rbac';
 import { bytes, gif89, jpeg, png, pngChunk, PNG_SIG, be32, vp8, vp8l, vp8x } from './support/images';
 
 const enc = new TextEncoder();
@@ -223,8 +224,8 @@ describe('permissions', () => {
     a = await makeTestApp();
     const adminToken = await a.login();
     id = (await upload(a, 'sysImage', adminToken, { filename: 'p.gif', data: gif89(1, 1) })).data.id;
-    none = await userWithCodes(a, 'filesonly', ['sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download']);
-    all = await userWithCodes(a, 'imager', ['sys:image:upload', 'sys:image:page', 'sys:image:detail', 'sys:image:delete', 'sys:image:preview']);
+    none = (await userWithCodes(a, ['sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download'], 'filesonly')).token;
+    all = (await userWithCodes(a, ['sys:image:upload', 'sys:image:page', 'sys:image:detail', 'sys:image:delete', 'sys:image:preview'], 'imager')).token;
   });
   const ops: [string, (token?: string) => Promise<number>][] = [
     ['upload', async (token) => (await upload(a, 'sysImage', token, { filename: 'u.gif', data: gif89(2, 2) })).status],

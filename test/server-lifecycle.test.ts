@@ -140,6 +140,21 @@ describe('start-up housekeeping', () => {
   }, 30_000);
 });
 
+describe('backups of a running server', () => {
+  test('with SQLITE_EXCLUSIVE=true the service still backs itself up through its own connection', async () => {
+    const p = paths('exclusive-backup');
+    const s = await startServer({ ...p, ADMIN_PASSWORD: PASSWORD, SQLITE_EXCLUSIVE: 'true', BACKUP_DIR: join(dir, 'exclusive-backup', 'backups') }, children);
+    const login = await fetch(`${s.base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ loginName: 'admin', password: PASSWORD }) });
+    const token = ((await login.json()) as { data: { token: string } }).data.token;
+    const res = await fetch(`${s.base}/app/sysBackup/create`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    const backup = ((await res.json()) as { data: { name: string; status: string } }).data;
+    expect(backup.status).toBe('done');
+    expect(readdirSync(join(dir, 'exclusive-backup', 'backups'))).toEqual([backup.name]);
+    expect(await stopServer(s)).toBe(0);
+  }, 30_000);
+});
+
 describe('graceful shutdown', () => {
   test('SIGTERM: readiness 503 / no new connections at once, the upload and logins in flight finish, WAL checkpointed, exit 0', async () => {
     const p = paths('drain');

@@ -91,3 +91,23 @@ export interface StorageProbe {
   /** Writes, syncs and removes a small file in file storage; throws if it cannot. */
   checkWritable(): Promise<void>;
 }
+
+/** What a backup archive says about itself (manifest.json, the archive's last member). */
+export interface BackupManifest {
+  format: 'edge-admin-backup';
+  formatVersion: number;
+  createdAt: string;
+  /** Applied migrations of the snapshot, in order. */
+  migrations: string[];
+  rowCounts: Record<string, number>;
+  /** Every other member with its size and sha256. */
+  members: { path: string; size: number; sha256: string }[];
+}
+
+/** Backup archives of a server install (absent on Workers, where D1 Time Travel does the job). */
+export interface BackupArchives {
+  /** A consistent snapshot of the database plus every blob it references, as one archive `name`. */
+  create(name: string, createdAt: string): Promise<{ size: number; sha256: string; manifest: BackupManifest }>;
+  open(name: string): Promise<{ body: ReadableStream<Uint8Array>; size: number } | null>;
+  remove(name: string): Promise<void>;
+}

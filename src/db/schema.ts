@@ -14,6 +14,7 @@ export interface Database {
   op_log: OpLogTable;
   blobs: BlobsTable;
   files: FilesTable;
+  backups: BackupsTable;
 }
 
 export type Status = 'enabled' | 'disabled';
@@ -155,3 +156,16 @@ export interface FilesTable {
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
+
+export interface BackupsTable {
+  id: Generated<number>;
+  name: string;
+  size: Generated<number>;
+  sha256: Generated<string>;
+  status: 'running' | 'done' | 'failed';
+  trigger_type: 'manual' | 'scheduled';
+  created_by: number | null;
+  created_at: string;
+  finished_at: string | null;
+  error_msg: string | null;
+}

@@ -13,9 +13,11 @@ import { diskBlobStore } from '../adapters/server/disk-blobs';
 import { migrate } from '../adapters/server/migrate';
 import type { OpenSqlite, SqliteBinding } from '../adapters/server/sqlite-binding';
 import { classifyServerError, diskStorageProbe } from '../adapters/server/storage';
+import { serverBackupArchives } from '../adapters/server/backup-archive';
 import { createLifecycle, type Lifecycle } from '../core/readiness';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
 import { cleanup } from '../modules/maintenance/cleanup';
+import { failInterruptedBackups, scheduledBackup } from '../modules/backups/backups.service';
 import { installShutdown } from './shutdown';
 import { checkIntegrity, refuseUnknownMigrations } from './startup-checks';
 import { exitOnStartupError, StartupError, step } from './startup-errors';
@@ -139,6 +141,9 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
     throw e;
   }
   const deps = serverDeps(config, log, sqlite, runtime.client, lifecycle);
+  deps.backups = serverBackupArchives({ dir: config.BACKUP_DIR, sql: sqlite.sql, openSqlite: runtime.openSqlite, blobs: deps.blobs! });
+  await step({ name: 'BACKUP_DIR', value: config.BACKUP_DIR }, () => mkdirSync(config.BACKUP_DIR, { recursive: true }));
+  await step(dbPath, () => failInterruptedBackups(deps));
   // Uploads cut by a crash or kill left their staging files; none of ours is running yet (another
   // server sharing FILES_DIR may be: only files untouched for a minute go).
   const leftovers = await step(filesDir, () => deps.blobs!.purgeStaging(Date.now() - 60_000));
@@ -160,9 +165,17 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
   void sweep();
   const timer = setInterval(sweep, 10 * 60_000);
   (timer as { unref?: () => void }).unref?.();
+  const backupTimer =
+    config.BACKUP_EVERY_HOURS > 0
+      ? setInterval(() => {
+          void scheduledBackup(deps).then((r) => log.log(r.status === 200 ? 'info' : 'error', 'scheduled backup', r));
+        }, config.BACKUP_EVERY_HOURS * 3_600_000)
+      : undefined;
+  (backupTimer as { unref?: () => void } | undefined)?.unref?.();
 
   const closeDatabase = () => {
     clearInterval(timer);
+    clearInterval(backupTimer);
     // Fold the WAL back into the database file, so the file alone is a complete copy once stopped.
     try {
       sqlite.sql.exec('PRAGMA wal_checkpoint(TRUNCATE)');

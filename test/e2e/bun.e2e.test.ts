@@ -1,5 +1,5 @@
 import { contractSuite } from './contract';
-import { startBunTargets } from './servers';
+import { startLocalTargets } from './servers';
 
-// `bun src/entry/bun.ts` on free ports with temporary databases and files folders.
-contractSuite('bun', startBunTargets);
+// `npm run start` (src/entry/bun.ts) on free ports with temporary databases and files folders.
+contractSuite('bun', () => startLocalTargets('bun'));

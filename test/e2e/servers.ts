@@ -3,9 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { ROOT, serverCommand, type ServerRuntime } from '../../scripts/server-commands';
 
-export const ROOT = resolve(import.meta.dir, '../..');
 export const E2E_ADMIN_PASSWORD = 'Correct-Horse-42';
 const E2E_JWT_SECRET = 'e2e-secret-e2e-secret-e2e-secret-0123456789';
 
@@ -107,11 +107,12 @@ function sqlOn(file: () => string): Target['sql'] {
   };
 }
 
-/** One `bun src/entry/bun.ts` on a free port with its data under `dir`; `env` adds or overrides variables. */
-export async function bunServer(dir: string, captcha: boolean, env: Record<string, string> = {}): Promise<Target> {
+/** One server of `runtime` on a free port with its data under `dir`; `env` adds or overrides variables. */
+export async function localServer(runtime: ServerRuntime, dir: string, captcha: boolean, env: Record<string, string> = {}): Promise<Target> {
   const port = await freePort();
   const dbPath = join(dir, 'admin.db');
-  const { child, output } = launch(process.execPath, ['src/entry/bun.ts'], {
+  const [cmd, ...args] = serverCommand(runtime);
+  const { child, output } = launch(cmd!, args, {
     NODE_ENV: 'test',
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -129,11 +130,17 @@ export async function bunServer(dir: string, captcha: boolean, env: Record<strin
   return { baseUrl, sql: sqlOn(() => dbPath), stop: () => killTree(child), output };
 }
 
-/** Two Bun servers (`bun src/entry/bun.ts`) on free ports with temporary databases. */
-export async function startBunTargets(): Promise<Targets> {
-  const dir = mkdtempSync(join(tmpdir(), 'edge-e2e-bun-'));
-  const [captchaOn, captchaOff] = await both(bunServer(join(dir, 'on'), true), bunServer(join(dir, 'off'), false)).catch(removing(dir));
-  return { runtime: 'bun', captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
+/** One `bun src/entry/bun.ts` (see localServer). */
+export const bunServer = (dir: string, captcha: boolean, env: Record<string, string> = {}) => localServer('bun', dir, captcha, env);
+
+/**
+ * Two servers of one runtime (`src/entry/<runtime>.ts`, started as `npm run start:<runtime>` would)
+ * on free ports with temporary databases. A runtime missing from node_modules fails the start.
+ */
+export async function startLocalTargets(runtime: ServerRuntime): Promise<Targets> {
+  const dir = mkdtempSync(join(tmpdir(), `edge-e2e-${runtime}-`));
+  const [captchaOn, captchaOff] = await both(localServer(runtime, join(dir, 'on'), true), localServer(runtime, join(dir, 'off'), false)).catch(removing(dir));
+  return { runtime, captchaOn, captchaOff, adminPassword: E2E_ADMIN_PASSWORD, stop: stopAll([captchaOn, captchaOff], dir) };
 }
 
 const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');

@@ -146,7 +146,9 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   const rows = <T = Record<string, any>>(sql: string, ...params: SqlValue[]) => store.rows<T>(sql, params);
   /** The first row, or null. */
   const row = async <T = Record<string, any>>(sql: string, ...params: SqlValue[]) => (await rows<T>(sql, ...params))[0] ?? null;
-  const base = { app, deps, db, clock, call, login, rows, row, logLines: lines, filesDir };
+  /** A write straight to the database, behind the app's back (races, corrupt rows). */
+  const exec = async (sql: string, ...params: SqlValue[]) => void (await rows(sql, ...params));
+  const base = { app, deps, db, clock, call, login, rows, row, exec, logLines: lines, filesDir };
 
   if (d1) {
     const count = async (table: string) => (await row<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
@@ -172,6 +174,8 @@ interface TestAppBase {
   rows<T = Record<string, any>>(sql: string, ...params: SqlValue[]): Promise<T[]>;
   /** The first row of a plain SQL query, or null. */
   row<T = Record<string, any>>(sql: string, ...params: SqlValue[]): Promise<T | null>;
+  /** A write straight to the database, behind the app's back (races, corrupt rows). */
+  exec(sql: string, ...params: SqlValue[]): Promise<void>;
   logLines: string[];
   filesDir: string;
 }

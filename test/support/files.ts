@@ -104,25 +104,6 @@ export function randomBytes(n: number): Uint8Array {
   return out;
 }
 
-/** A user holding exactly `codes` through a role of its own; returns a token. */
-export async function userWithCodes(t: TestApp, loginName: string, codes: string[], password = 'Another-Horse-77'): Promise<string> {
-  const now = new Date(t.clock.now()).toISOString();
-  const hash = await t.deps.hasher.hash(password);
-  const user = t.sqlite
-    .query('INSERT INTO users (login_name, password_hash, nick_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id')
-    .get(loginName, hash, loginName, now, now) as { id: number };
-  const role = t.sqlite
-    .query('INSERT INTO roles (name, code, created_at, updated_at) VALUES (?, ?, ?, ?) RETURNING id')
-    .get(`Role of ${loginName}`, `role_${loginName}`, now, now) as { id: number };
-  t.sqlite.query('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)').run(user.id, role.id);
-  for (const code of codes) {
-    const menu = t.sqlite.query('SELECT id FROM menus WHERE permission = ?').get(code) as { id: number } | null;
-    if (!menu) throw new Error(`no menu seeded for ${code}`);
-    t.sqlite.query('INSERT INTO role_menu (role_id, menu_id) VALUES (?, ?)').run(role.id, menu.id);
-  }
-  return t.login(loginName, password);
-}
-
 /** GET with optional bearer token and headers; the raw response (downloads are not envelopes). */
 export function get(t: TestApp, path: string, token?: string, headers: Record<string, string> = {}) {
   return t.app.request(path, { headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });

@@ -1,59 +1,100 @@
 import type { PermissionCode } from '../../src/core/permissions';
-import type { TestApp } from './app';
+import type { AnyTestApp, BunTestApp } from './app';
 
 /** A password that passes the policy, for users made by tests. */
 export const USER_PASSWORD = 'Valid-Passw0rd-9';
 
+type Maybe<T> = T | Promise<T>;
+
+/**
+ * Rows of a read-only query on either runtime: at once on Bun (the older single-runtime tests read
+ * these helpers synchronously), as a promise on D1. Suites that run on both `await` the result.
+ */
+function query<T, R>(t: AnyTestApp, sql: string, params: (string | number)[], shape: (rows: T[]) => R): Maybe<R> {
+  if (t.runtime === 'bun') return shape(t.sqlite.query(sql).all(...params) as T[]);
+  return t.rows<T>(sql, ...params).then(shape);
+}
+
 /** Menu ids of the seeded buttons carrying these permission codes. */
-export function menuIdsFor(t: TestApp, codes: readonly string[]): number[] {
+export function menuIdsFor(t: BunTestApp, codes: readonly string[]): number[];
+export function menuIdsFor(t: AnyTestApp, codes: readonly string[]): Maybe<number[]>;
+export function menuIdsFor(t: AnyTestApp, codes: readonly string[]): Maybe<number[]> {
   if (codes.length === 0) return [];
   const marks = codes.map(() => '?').join(',');
-  return (t.sqlite.query(`SELECT id FROM menus WHERE permission IN (${marks}) ORDER BY id`).all(...codes) as { id: number }[]).map((r) => r.id);
+  return query<{ id: number }, number[]>(t, `SELECT id FROM menus WHERE permission IN (${marks}) ORDER BY id`, [...codes], (rows) => rows.map((r) => r.id));
 }
 
 let seq = 0;
 
+/** What `userWithCodes` made. */
+export interface FixtureUser {
+  token: string;
+  userId: number;
+  roleId: number;
+  loginName: string;
+  /** The same as loginName (older tests read `name`). */
+  name: string;
+}
+
 /**
- * Through the API as the admin: a role granted exactly `codes`, a user holding it, and that user's
- * token. `codes` empty gives a logged-in user without any permission.
+ * The one user fixture: a non-admin user holding exactly `codes` through a fresh role of its own,
+ * written straight into the database (the users/roles API is tested by its own suites, and this
+ * leaves no op-log or admin session behind), then logged in through the API. Works on either
+ * runtime. A code without a seeded menu button throws. `codes` empty gives a user without any
+ * permission. The older form `userWithCodes(t, adminToken, codes, name)` still works.
  */
-export async function userWithCodes(t: TestApp, adminToken: string, codes: readonly PermissionCode[], name = `user${++seq}`) {
-  const role = await t.call('POST', '/app/sysRole/add', { token: adminToken, body: { name: `Role of ${name}`, code: `r_${name}` } });
-  if (role.status !== 200) throw new Error(`role add failed: ${role.status} ${role.json.msg}`);
-  const roleId = role.data.id as number;
-  const grant = await t.call('POST', '/app/sysRole/grantMenu', { token: adminToken, body: { roleId, menuIds: menuIdsFor(t, codes) } });
-  if (grant.status !== 200) throw new Error(`grant failed: ${grant.status} ${grant.json.msg}`);
-  const user = await t.call('POST', '/app/sysUser/add', {
-    token: adminToken,
-    body: { loginName: name, password: USER_PASSWORD, roleIds: [roleId] },
-  });
-  if (user.status !== 200) throw new Error(`user add failed: ${user.status} ${user.json.msg}`);
-  const token = await t.login(name, USER_PASSWORD);
-  return { token, userId: user.data.id as number, roleId, loginName: name };
+export async function userWithCodes(t: AnyTestApp, codes: readonly string[], name?: string, password?: string): Promise<FixtureUser>;
+export async function userWithCodes(t: AnyTestApp, adminToken: string, codes: readonly PermissionCode[], name?: string): Promise<FixtureUser>;
+export async function userWithCodes(t: AnyTestApp, ...args: [readonly string[], string?, string?] | [string, readonly string[], string?]): Promise<FixtureUser> {
+  const [codes, name = `user${++seq}`, password = USER_PASSWORD] = (typeof args[0] === 'string' ? args.slice(1) : args) as [readonly string[], string?, string?];
+  const now = new Date(t.clock.now()).toISOString();
+  const hash = await t.deps.hasher.hash(password);
+  const user = await t.row<{ id: number }>(
+    `INSERT INTO users (login_name, password_hash, nick_name, status, created_at, updated_at) VALUES (?, ?, ?, 'enabled', ?, ?) RETURNING id`,
+    name, hash, name, now, now,
+  );
+  const role = await t.row<{ id: number }>(
+    `INSERT INTO roles (name, code, status, created_at, updated_at) VALUES (?, ?, 'enabled', ?, ?) RETURNING id`,
+    `Role of ${name}`, `r_${name}`, now, now,
+  );
+  await t.exec('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)', user!.id, role!.id);
+  if (codes.length) {
+    const seeded = await t.rows<{ permission: string }>('SELECT DISTINCT permission FROM menus WHERE permission IN (SELECT value FROM json_each(?))', JSON.stringify(codes));
+    const missing = codes.filter((c) => !seeded.some((s) => s.permission === c));
+    if (missing.length) throw new Error(`no menu button is seeded for ${missing.join(', ')}`);
+    await t.exec('INSERT INTO role_menu (role_id, menu_id) SELECT ?, id FROM menus WHERE permission IN (SELECT value FROM json_each(?))', role!.id, JSON.stringify(codes));
+  }
+  const token = await t.login(name, password);
+  return { token, userId: user!.id, roleId: role!.id, loginName: name, name };
 }
 
 /** A second enabled super admin (holding role 1), with a token. */
-export async function superAdmin(t: TestApp, adminToken: string, name = `super${++seq}`) {
+export async function superAdmin(t: AnyTestApp, adminToken: string, name = `super${++seq}`) {
   const user = await t.call('POST', '/app/sysUser/add', { token: adminToken, body: { loginName: name, password: USER_PASSWORD, roleIds: [1] } });
   if (user.status !== 200) throw new Error(`user add failed: ${user.status} ${user.json.msg}`);
   return { userId: user.data.id as number, token: await t.login(name, USER_PASSWORD), loginName: name };
 }
 
-/** Rows of a table as plain objects, to compare before/after a refused request. */
-export function snapshot(t: TestApp, ...tables: string[]): string {
-  return JSON.stringify(tables.map((table) => t.sqlite.query(`SELECT * FROM ${table}`).all().map((r) => JSON.stringify(r)).sort()));
+/** Rows of tables as plain objects, to compare before/after a refused request. */
+export function snapshot(t: BunTestApp, ...tables: string[]): string;
+export function snapshot(t: AnyTestApp, ...tables: string[]): Maybe<string>;
+export function snapshot(t: AnyTestApp, ...tables: string[]): Maybe<string> {
+  const each = tables.map((table) => query<unknown, string[]>(t, `SELECT * FROM ${table}`, [], (rows) => rows.map((r) => JSON.stringify(r)).sort()));
+  const shape = (all: string[][]) => JSON.stringify(all);
+  return each.some((e) => e instanceof Promise) ? Promise.all(each).then(shape) : shape(each as string[][]);
 }
 
 /** Number of enabled users holding the enabled superAdmin role. */
-export function enabledSuperAdmins(t: TestApp): number {
-  return (
-    t.sqlite
-      .query(
-        `SELECT count(*) AS n FROM users u JOIN user_role ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id
-         WHERE u.status = 'enabled' AND r.status = 'enabled' AND r.code = 'superAdmin'`,
-      )
-      .get() as { n: number }
-  ).n;
+export function enabledSuperAdmins(t: BunTestApp): number;
+export function enabledSuperAdmins(t: AnyTestApp): Maybe<number>;
+export function enabledSuperAdmins(t: AnyTestApp): Maybe<number> {
+  return query<{ n: number }, number>(
+    t,
+    `SELECT count(*) AS n FROM users u JOIN user_role ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id
+     WHERE u.status = 'enabled' AND r.status = 'enabled' AND r.code = 'superAdmin'`,
+    [],
+    (rows) => rows[0]!.n,
+  );
 }
 
 /**
@@ -61,7 +102,7 @@ export function enabledSuperAdmins(t: TestApp): number {
  * arrived (or 500 ms passed), so concurrent requests all make their early checks before any of
  * them writes — the worst interleaving for check-then-write code. Returns how many writes arrived.
  */
-export async function withWriteBarrier<T>(t: TestApp, parties: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
+export async function withWriteBarrier<T>(t: AnyTestApp, parties: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
   const atomic = t.deps.atomic;
   const waiting: (() => void)[] = [];
   let writes = 0;

@@ -1,0 +1,91 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, okBody } from '../../core/envelope';
+import { idQuerySchema } from '../../core/pagination';
+import { guarded } from '../../http/guard';
+import { createRouter, errorResponse, jsonBody } from '../../http/router';
+import { DeletedCount } from '../login-logs/login-logs.schemas';
+import { contentDisposition } from '../files/file-name';
+import { BackupDeleteRequest, BackupPage, BackupPageRequest, BackupSchema } from './backups.schemas';
+import { backupArchive, createBackup, deleteBackups, pageBackups } from './backups.service';
+
+const tags = ['Backups'];
+const onWorkers = { 501: errorResponse('On Workers: backups are D1 Time Travel’s job (the message says how)') };
+
+const pageRoute = guarded(
+  'sys:backup:page',
+  createRoute({
+    method: 'post',
+    path: '/app/sysBackup/page',
+    tags,
+    summary: 'Backups, newest first by default',
+    request: { body: jsonBody(BackupPageRequest) },
+    responses: { 200: { description: 'A page of backups', content: { 'application/json': { schema: envelope(BackupPage) } } }, ...onWorkers },
+  }),
+);
+
+const createBackupRoute = guarded(
+  'sys:backup:create',
+  createRoute({
+    method: 'post',
+    path: '/app/sysBackup/create',
+    tags,
+    summary: 'Take a backup now (answers when the archive is complete)',
+    description:
+      'One tar archive: a consistent snapshot of the database taken while the service runs, every file blob it references, and manifest.json (format version, creation time, applied migrations, row counts, sha256 of every member).',
+    responses: {
+      200: { description: 'The finished backup', content: { 'application/json': { schema: envelope(BackupSchema) } } },
+      409: errorResponse('A backup is already running'),
+      500: errorResponse('The backup failed (its record says why)'),
+      507: errorResponse('Storage is full'),
+      ...onWorkers,
+    },
+  }),
+  { oplog: true },
+);
+
+const downloadRoute = guarded(
+  'sys:backup:download',
+  createRoute({
+    method: 'get',
+    path: '/app/sysBackup/download',
+    tags,
+    summary: 'Download a finished backup archive (application/x-tar; not an envelope)',
+    request: { query: idQuerySchema },
+    responses: {
+      200: { description: 'The archive', content: { 'application/x-tar': { schema: z.string().openapi({ type: 'string', format: 'binary' }) } } },
+      404: errorResponse('No such finished backup'),
+      ...onWorkers,
+    },
+  }),
+);
+
+const deleteRoute = guarded(
+  'sys:backup:delete',
+  createRoute({
+    method: 'post',
+    path: '/app/sysBackup/delete',
+    tags,
+    summary: 'Delete backups and their archives (a running one and unknown ids are skipped)',
+    request: { body: jsonBody(BackupDeleteRequest) },
+    responses: { 200: { description: 'Backups deleted', content: { 'application/json': { schema: envelope(DeletedCount) } } }, ...onWorkers },
+  }),
+  { oplog: true },
+);
+
+export const backupRoutes = createRouter()
+  .openapi(pageRoute, async (c) => c.json(okBody(await pageBackups(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(createBackupRoute, async (c) => c.json(okBody(await createBackup(c.var.deps, 'manual', c.var.auth.userId), c.var.traceId), 200))
+  .openapi(downloadRoute, async (c) => {
+    const file = await backupArchive(c.var.deps, c.req.valid('query').id);
+    return new Response(file.body, {
+      status: 200,
+      headers: {
+        'Content-Type': 'application/x-tar',
+        'Content-Length': String(file.size),
+        'Content-Disposition': contentDisposition('attachment', file.name),
+        'Cache-Control': 'no-store',
+        'X-Content-Type-Options': 'nosniff',
+      },
+    }) as never;
+  })
+  .openapi(deleteRoute, async (c) => c.json(okBody({ deleted: await deleteBackups(c.var.deps, c.req.valid('json').ids) }, c.var.traceId), 200));

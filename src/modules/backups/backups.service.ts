@@ -1,0 +1,180 @@
+import type { Selectable } from 'kysely';
+import type { Deps } from '../../deps';
+import type { BackupsTable } from '../../db/schema';
+import { AppError, conflict, notFound, storageFull } from '../../core/errors';
+import { errorFields } from '../../core/log';
+import { runPage } from '../../core/pagination';
+import type { BackupArchives } from '../../core/ports';
+import { isoNow } from '../../core/time';
+import { idList } from '../../db/id-list';
+import type { Backup, BackupPageInput } from './backups.schemas';
+
+/** On Workers there are no archives: D1 Time Travel keeps the database's history. */
+export function archivesOf(deps: Deps): BackupArchives {
+  if (!deps.backups) {
+    throw new AppError(
+      'NOT_IMPLEMENTED',
+      'Backups are not taken by the service on Workers: D1 Time Travel keeps 30 days of history (wrangler d1 time-travel) and wrangler d1 export makes a copy; see the README',
+    );
+  }
+  return deps.backups;
+}
+
+function toBackup(r: Selectable<BackupsTable>): Backup {
+  return {
+    id: r.id,
+    name: r.name,
+    size: r.size,
+    sha256: r.sha256,
+    status: r.status,
+    trigger: r.trigger_type,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    finishedAt: r.finished_at,
+    errorMsg: r.error_msg,
+  };
+}
+
+export async function pageBackups(deps: Deps, req: BackupPageInput) {
+  archivesOf(deps);
+  let filtered = deps.db.selectFrom('backups');
+  if (req.params.status) filtered = filtered.where('status', '=', req.params.status);
+  if (req.params.trigger) filtered = filtered.where('trigger_type', '=', req.params.trigger);
+  return runPage(req, {
+    maxPageSize: deps.config.PAGE_SIZE_MAX,
+    filtered,
+    select: (qb) => qb.selectAll(),
+    sortColumns: { createdAt: 'created_at', size: 'size' },
+    defaultSort: 'createdAt',
+    idColumn: 'id',
+    map: (r: Selectable<BackupsTable>) => toBackup(r),
+  });
+}
+
+/** `backup-20261123T170000Z-1a2b.tar`: sortable by time, unique by the random tail. */
+function archiveName(createdAt: string, uuid: string) {
+  return `backup-${createdAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${uuid.slice(0, 8)}.tar`;
+}
+
+/**
+ * Takes one backup now and waits for it: a `running` row first (the partial unique index refuses a
+ * second one while it runs: 409), then the archive, then `done` with its size and checksum — or
+ * `failed` with the reason (full storage answers 507, anything else 500).
+ */
+export async function createBackup(deps: Deps, trigger: 'manual' | 'scheduled', userId: number | null): Promise<Backup> {
+  const archives = archivesOf(deps);
+  const { db } = deps;
+  const createdAt = isoNow(deps.clock);
+  const name = archiveName(createdAt, deps.ids.uuid());
+  let id: number;
+  try {
+    const row = await db
+      .insertInto('backups')
+      .values({ name, status: 'running', trigger_type: trigger, created_by: userId, created_at: createdAt })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    id = row.id;
+  } catch (e) {
+    if (/UNIQUE constraint failed: backups\.status/.test(String((e as Error).message))) throw conflict('A backup is already running');
+    throw e;
+  }
+  try {
+    const made = await archives.create(name, createdAt);
+    const done = await db
+      .updateTable('backups')
+      .set({ status: 'done', size: made.size, sha256: made.sha256, finished_at: isoNow(deps.clock) })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toBackup(done);
+  } catch (e) {
+    deps.log.log('error', 'backup failed', { name, ...errorFields(e) });
+    const full = deps.classifyError?.(e) === 'full';
+    const reason = full ? 'storage is full' : String((e as Error).message ?? e).split('\n')[0]!.slice(0, 300);
+    await db
+      .updateTable('backups')
+      .set({ status: 'failed', finished_at: isoNow(deps.clock), error_msg: reason })
+      .where('id', '=', id)
+      .execute()
+      .catch(() => undefined);
+    await archives.remove(name).catch(() => undefined);
+    if (full) throw storageFull('Storage is full: the backup was not written');
+    throw new AppError('INTERNAL', 'The backup failed; its errorMsg says why');
+  }
+}
+
+/** The archive of a finished backup, for download. */
+export async function backupArchive(deps: Deps, id: number) {
+  const archives = archivesOf(deps);
+  const row = await deps.db.selectFrom('backups').selectAll().where('id', '=', id).where('status', '=', 'done').executeTakeFirst();
+  const file = row && (await archives.open(row.name));
+  if (!row || !file) throw notFound('Backup not found');
+  return { name: row.name, ...file };
+}
+
+/** Deletes finished or failed backups with their archives (a running one is left alone). */
+export async function deleteBackups(deps: Deps, ids: number[]) {
+  const archives = archivesOf(deps);
+  const rows = await deps.db.deleteFrom('backups').where('id', 'in', idList(ids)).where('status', '!=', 'running').returning('name').execute();
+  for (const { name } of rows) await archives.remove(name);
+  return rows.length;
+}
+
+/**
+ * Scheduled backups: one every BACKUP_EVERY_HOURS, keeping the newest BACKUP_KEEP scheduled ones
+ * (manual backups stay until deleted). Each run writes an op-log row as a manual one does.
+ */
+export async function scheduledBackup(deps: Deps) {
+  const started = deps.clock.now();
+  let status = 200;
+  let errorMsg: string | null = null;
+  let name = '';
+  try {
+    name = (await createBackup(deps, 'scheduled', null)).name;
+    const old = await deps.db
+      .selectFrom('backups')
+      .select('id')
+      .where('trigger_type', '=', 'scheduled')
+      .where('status', '!=', 'running')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .offset(deps.config.BACKUP_KEEP)
+      .limit(1000)
+      .execute();
+    if (old.length) await deleteBackups(deps, old.map((r) => r.id));
+  } catch (e) {
+    status = e instanceof AppError ? e.status : 500;
+    errorMsg = (e as Error).message;
+  }
+  await deps.db
+    .insertInto('op_log')
+    .values({
+      module: 'sysBackup',
+      action: 'create',
+      method: 'SCHEDULE',
+      path: '/app/sysBackup/create',
+      operator_id: null,
+      operator_name: null,
+      ip: '',
+      user_agent: 'scheduler',
+      params: JSON.stringify({ trigger: 'scheduled', name }),
+      status,
+      error_msg: errorMsg,
+      duration_ms: Math.max(0, Math.round(deps.clock.now() - started)),
+      trace_id: deps.ids.uuid().replaceAll('-', ''),
+      created_at: isoNow(deps.clock),
+    })
+    .execute()
+    .catch((e) => deps.log.log('error', 'op log write failed', errorFields(e)));
+  return { status, name };
+}
+
+/** A backup left `running` by a crash or a kill can never finish: mark it failed at start-up. */
+export async function failInterruptedBackups(deps: Deps) {
+  if (!deps.backups) return;
+  await deps.db
+    .updateTable('backups')
+    .set({ status: 'failed', finished_at: isoNow(deps.clock), error_msg: 'interrupted: the server stopped while it ran' })
+    .where('status', '=', 'running')
+    .execute();
+}
