@@ -16,16 +16,16 @@ const DURATION = process.env.BENCH_DURATION ?? '10s';
 const CONNECTIONS = process.env.BENCH_CONNECTIONS ?? '50';
 const PORT = 3900;
 const BARE_PORT = 3901;
-const ADMIN_PASSWORD = 'Bench-Admin-Pass-1';
+export const ADMIN_PASSWORD = 'Bench-Admin-Pass-1';
 
-function ensureWrk() {
+export function ensureWrk() {
   if (spawnSync('wrk', ['--version']).error === undefined) return;
   console.log('wrk not found; trying apt-get install -y wrk');
   spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq wrk'], { stdio: 'inherit' });
   if (spawnSync('wrk', ['--version']).error !== undefined) throw new Error('wrk is required: apt-get install wrk');
 }
 
-const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
+export const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
   Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))?.[1] ?? 0);
 
 function toMs(v: string): number {
@@ -35,7 +35,7 @@ function toMs(v: string): number {
   return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n;
 }
 
-async function load(name: string, url: string, pid: number, headers: string[] = []) {
+export async function load(name: string, url: string, pid: number, headers: string[] = []) {
   let peak = rssKb(pid, 'VmRSS');
   const sampler = setInterval(() => (peak = Math.max(peak, rssKb(pid, 'VmRSS'))), 100);
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}`, '--latency', ...headers.flatMap((h) => ['-H', h]), url];
@@ -54,7 +54,7 @@ async function load(name: string, url: string, pid: number, headers: string[] = 
   return { name, rps, p50, p99, peakRssMiB: Math.round(peak / 1024) };
 }
 
-async function waitFor(url: string, ms = 15000) {
+export async function waitFor(url: string, ms = 15000) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     try {
@@ -65,8 +65,8 @@ async function waitFor(url: string, ms = 15000) {
   throw new Error(`not ready: ${url}`);
 }
 
-async function post(path: string, body: unknown, token?: string) {
-  const res = await fetch(`http://127.0.0.1:${PORT}${path}`, {
+export async function post(path: string, body: unknown, token?: string, base = `http://127.0.0.1:${PORT}`) {
+  const res = await fetch(`${base}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(body),
@@ -98,8 +98,8 @@ export async function startServer(extraEnv: Record<string, string> = {}) {
 }
 
 /** A plain user whose one role holds only `code`, made through the API as an SPA would. */
-async function plainUserWith(adminToken: string, code: string) {
-  const tree = await fetch(`http://127.0.0.1:${PORT}/app/sysMenu/tree`, { headers: { authorization: `Bearer ${adminToken}` } });
+export async function plainUserWith(adminToken: string, code: string, base = `http://127.0.0.1:${PORT}`) {
+  const tree = await fetch(`${base}/app/sysMenu/tree`, { headers: { authorization: `Bearer ${adminToken}` } });
   const find = (nodes: any[]): number | undefined => {
     for (const n of nodes) {
       if (n.permission === code) return n.id;
@@ -109,10 +109,10 @@ async function plainUserWith(adminToken: string, code: string) {
   };
   const menuId = find(((await tree.json()) as any).data);
   if (!menuId) throw new Error(`no menu carries ${code}`);
-  const role = await post('/app/sysRole/add', { name: 'Bench', code: 'bench' }, adminToken);
-  await post('/app/sysRole/grantMenu', { roleId: role.id, menuIds: [menuId] }, adminToken);
-  await post('/app/sysUser/add', { loginName: 'bench', password: 'Bench-User-Pass-1', roleIds: [role.id] }, adminToken);
-  return post('/auth/login', { loginName: 'bench', password: 'Bench-User-Pass-1' }).then((d) => d.token as string);
+  const role = await post('/app/sysRole/add', { name: 'Bench', code: 'bench' }, adminToken, base);
+  await post('/app/sysRole/grantMenu', { roleId: role.id, menuIds: [menuId] }, adminToken, base);
+  await post('/app/sysUser/add', { loginName: 'bench', password: 'Bench-User-Pass-1', roleIds: [role.id] }, adminToken, base);
+  return post('/auth/login', { loginName: 'bench', password: 'Bench-User-Pass-1' }, undefined, base).then((d) => d.token as string);
 }
 
 async function core() {
@@ -140,8 +140,9 @@ async function core() {
 }
 
 if (import.meta.main) {
-  // `npm run bench` runs every suite; `npm run bench -- core|logs|files` runs one.
+  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes` runs one.
   const only = process.argv[2];
+  if (only === 'runtimes') await (await import('./runtimes')).run();
   if (!only || only === 'core') await core();
   if (!only || only === 'logs') await (await import('./logs')).run();
   if (!only || only === 'files') {

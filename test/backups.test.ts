@@ -8,7 +8,8 @@ import { serverBackupArchives } from '../src/adapters/server/backup-archive';
 import { bunSqlExec, openBunSqlite } from '../src/adapters/bun/sqlite';
 import { scheduledBackup } from '../src/modules/backups/backups.service';
 import { makeTestApp, type TestApp } from './support/app';
-import { upload, userWithCodes } from './support/files';
+import { upload } from './support/files';
+import { userWithCodes } from './support/rbac';
 import { scratchDir } from './support/tmp-root';
 
 /*
@@ -146,11 +147,11 @@ describe('permissions', () => {
     expect(t.sqlite.query(`SELECT count(*) AS n FROM role_menu rm JOIN menus m ON m.id = rm.menu_id WHERE m.permission LIKE 'sys:backup:%'`).get()).toEqual({ n: 0 });
 
     expect((await t.call('POST', '/app/sysBackup/page', { body: {} })).status).toBe(401);
-    const other = await userWithCodes(t, 'fileclerk', ['sys:file:page']);
+    const other = (await userWithCodes(t, ['sys:file:page'], 'fileclerk')).token;
     expect((await t.call('POST', '/app/sysBackup/page', { token: other, body: {} })).status).toBe(403);
     expect((await t.call('POST', '/app/sysBackup/create', { token: other })).status).toBe(403);
     expect((await download(t, other, 1)).res.status).toBe(403);
-    const pager = await userWithCodes(t, 'backupviewer', ['sys:backup:page']);
+    const pager = (await userWithCodes(t, ['sys:backup:page'], 'backupviewer')).token;
     expect((await t.call('POST', '/app/sysBackup/page', { token: pager, body: {} })).status).toBe(200);
     expect((await t.call('POST', '/app/sysBackup/create', { token: pager })).status).toBe(403);
   });

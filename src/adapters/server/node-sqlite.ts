@@ -51,7 +51,7 @@ function execute(s: Statement, q: CompiledQuery, last: StatementSync): QueryResu
 }
 
 /** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
-export function openNodeSqlite(path: string, opts: { exclusive?: boolean } = {}): DatabaseSync {
+export function openNodeSqlite(path: string, opts: { exclusive?: boolean; busyTimeoutMs?: number } = {}): DatabaseSync {
   const sqlite = new DatabaseSync(path);
   for (const pragma of serverPragmas(path, opts)) sqlite.exec(pragma);
   return sqlite;
