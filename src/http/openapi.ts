@@ -64,16 +64,22 @@ const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const SHARED_ANSWERS: Record<string, string> = {
   413: 'The request body is over its limit (JSON bodies: 1 MiB)',
   500: 'Unexpected error; logged with the traceId, shown only as "Internal server error"',
+  503: 'The database is busy beyond its wait; try again after Retry-After seconds',
+  507: 'Storage is full (database or file storage): the write is refused whole; reads keep working',
 };
+
+/** The liveness probe touches no storage, so it can be neither busy nor full. */
+const NO_STORAGE = new Set(['/health']);
 
 const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: ENVELOPE_REF } } } });
 
 /** Which headers a response of this status carries besides X-Trace-Id. */
-function headersFor(status: string, binary: boolean): string[] {
+function headersFor(status: string, binary: boolean, ranged: boolean): string[] {
   if (status === '429' || status === '503') return ['Retry-After'];
   if (status === '416') return ['Content-Range'];
   if (!binary) return [];
-  if (status === '200') return ['ETag', 'Content-Disposition', 'Accept-Ranges'];
+  // Downloads that declare 206 serve byte ranges with a strong ETag (files, images).
+  if (status === '200') return ranged ? ['ETag', 'Content-Disposition', 'Accept-Ranges'] : ['Content-Disposition'];
   if (status === '206') return ['ETag', 'Content-Disposition', 'Accept-Ranges', 'Content-Range'];
   if (status === '304') return ['ETag', 'Accept-Ranges'];
   return [];
@@ -120,17 +126,21 @@ function finishOperation(doc: Obj, path: string, method: string, op: Obj, siblin
   if (!op.security) op.security = []; // public: no token
   op.description ??= op.summary;
   const responses = (op.responses ??= {}) as Obj;
-  if (method !== 'get' && method !== 'head') responses['413'] ??= errorAnswer(SHARED_ANSWERS[413]!);
+  const writes = method !== 'get' && method !== 'head';
+  if (writes) responses['413'] ??= errorAnswer(SHARED_ANSWERS[413]!);
   responses['500'] ??= errorAnswer(SHARED_ANSWERS[500]!);
+  if (!NO_STORAGE.has(path)) responses['503'] ??= errorAnswer(SHARED_ANSWERS[503]!);
+  if (writes) responses['507'] ??= errorAnswer(SHARED_ANSWERS[507]!);
 
   const json = op.requestBody?.content?.['application/json'];
   if (json && json.example === undefined && json.examples === undefined) json.example = exampleFor(json.schema, resolve);
 
   // An operation that answers with content other than JSON is a download (ETag, ranges, …).
   const binary = Object.values(responses).some((r: Obj) => Object.keys(r.content ?? {}).some((t) => t !== 'application/json'));
+  const ranged = '206' in responses;
   for (const [status, res] of Object.entries(responses) as [string, Obj][]) {
     const content = (res.content ?? {}) as Obj;
-    res.headers = { 'X-Trace-Id': ref('X-Trace-Id'), ...Object.fromEntries(headersFor(status, binary).map((h) => [h, ref(h)])), ...res.headers };
+    res.headers = { 'X-Trace-Id': ref('X-Trace-Id'), ...Object.fromEntries(headersFor(status, binary, ranged).map((h) => [h, ref(h)])), ...res.headers };
     const media = content['application/json'];
     if (!media || media.example !== undefined || media.examples !== undefined) continue;
     const traceId = traceIdFor(`${op.operationId}:${status}`);
