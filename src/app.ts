@@ -21,6 +21,7 @@ import { loginLogRoutes } from './modules/login-logs/login-logs.routes';
 import { menuRoutes } from './modules/menus/menus.routes';
 import { onlineRoutes } from './modules/online/online.routes';
 import { opLogRoutes } from './modules/op-logs/op-logs.routes';
+import { orgRoutes } from './modules/orgs/orgs.routes';
 import { roleRoutes } from './modules/roles/roles.routes';
 import { userRoutes } from './modules/users/users.routes';
 
@@ -126,6 +127,7 @@ export function createApp(deps: Deps) {
     .route('/', userRoutes)
     .route('/', roleRoutes)
     .route('/', menuRoutes)
+    .route('/', orgRoutes)
     .route('/', onlineRoutes)
     .route('/', loginLogRoutes)
     .route('/', opLogRoutes)

@@ -58,6 +58,8 @@ type PublicUser = {
   remark: string | null;
   lastLoginAt: string | null;
   lastLoginIp: string | null;
+  orgId: number | null;
+  orgName: string | null;
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -97,6 +99,7 @@ export type UserPageParams = Assert<
       phone?: string | undefined;
       status?: 'enabled' | 'disabled' | undefined;
       roleId?: number | undefined;
+      orgId?: number | undefined;
       createdFrom?: string | undefined;
       createdTo?: string | undefined;
     }

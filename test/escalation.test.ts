@@ -195,18 +195,22 @@ describe('the reported paths are refused with 403 and change nothing', () => {
     const unknown = await post('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2, 3, 987654] }, u.token);
     expect(unknown.status).toBe(400);
     expect(unknown.json.msg).toBe('menuIds: unknown menu id 987654');
-    // Held menus may be granted and revoked; menus not held that stay as they are do not matter.
-    expect((await post('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2, 3, ...own] }, u.token)).status).toBe(200);
-    expect(menusOf(other)).toEqual([1, 2, 3, ...own].sort((a, b) => a - b));
-    expect((await post('/app/sysRole/grantMenu', { roleId: other, menuIds: [3, 2, 1] }, u.token)).status).toBe(200);
-    expect(menusOf(other)).toEqual([1, 2, 3]);
+    // Containment: while the role carries a code the caller lacks (menu 3: sys:user:page), the
+    // caller cannot change it at all, not even with menus they hold.
+    await refused('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2, 3, ...own] }, u.token, /outside your authority/);
+    // Held menus may be granted and revoked; menus without a code (1, 2) that stay do not matter.
+    expect((await post('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2] }, admin)).status).toBe(200);
+    expect((await post('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2, ...own] }, u.token)).status).toBe(200);
+    expect(menusOf(other)).toEqual([1, 2, ...own].sort((a, b) => a - b));
+    expect((await post('/app/sysRole/grantMenu', { roleId: other, menuIds: [2, 1] }, u.token)).status).toBe(200);
+    expect(menusOf(other)).toEqual([1, 2]);
     // A held menu that comes from a disabled role is not held.
     const second = await plainRole();
     expect((await post('/app/sysRole/grantMenu', { roleId: second, menuIds: [50] }, admin)).status).toBe(200);
     expect((await post('/app/sysUser/grantRole', { userId: u.userId, roleIds: [u.roleId, second] }, admin)).status).toBe(200);
-    expect((await post('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2, 3, 50] }, u.token)).status).toBe(200);
+    expect((await post('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2, 50] }, u.token)).status).toBe(200);
     expect((await post('/app/sysRole/changeStatus', { id: second, status: 'disabled' }, admin)).status).toBe(200);
-    await refused('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2, 3] }, u.token, /not held: menu 50$/);
+    await refused('/app/sysRole/grantMenu', { roleId: other, menuIds: [1, 2] }, u.token, /not held: menu 50$/);
     // A super admin is unrestricted.
     expect((await post('/app/sysRole/grantMenu', { roleId: u.roleId, menuIds: [...own, grantRoleButton!] }, admin)).status).toBe(200);
     expect(menusOf(u.roleId)).toContain(grantRoleButton!);

@@ -159,7 +159,7 @@ function suite() {
         [{ status: 'active' }, 'status'],
         [{ roleIds: ['1'] }, 'roleIds'],
         [{ roleIds: [-1] }, 'roleIds'],
-        [{ roleIds: Array.from({ length: 101 }, (_, i) => i + 1) }, 'roleIds'],
+        [{ roleIds: Array.from({ length: 1001 }, (_, i) => i + 1) }, 'roleIds'],
       ] as const) {
         const r = await addUser(body as Record<string, unknown>);
         expect(r.status).toBe(400);
@@ -316,7 +316,7 @@ function suite() {
       const r = await t.call('GET', `/app/sysUser/detail?id=${id}`, { token: admin });
       expect(r.status).toBe(200);
       expect(Object.keys(r.data).sort()).toEqual(
-        ['avatar', 'createdAt', 'email', 'id', 'lastLoginAt', 'lastLoginIp', 'loginName', 'nickName', 'phone', 'remark', 'status', 'updatedAt', 'version'].sort(),
+        ['avatar', 'createdAt', 'email', 'id', 'lastLoginAt', 'lastLoginIp', 'loginName', 'nickName', 'orgId', 'orgName', 'phone', 'remark', 'status', 'updatedAt', 'version'].sort(),
       );
       expect((await t.call('GET', '/app/sysUser/detail?id=999999', { token: admin })).status).toBe(404);
       expect((await t.call('GET', '/app/sysUser/ownRole?id=999999', { token: admin })).status).toBe(404);
@@ -534,7 +534,7 @@ function suite() {
         { userId: id },
         { userId: id, roleIds: '1' },
         { userId: id, roleIds: ['1 OR 1=1'] },
-        { userId: id, roleIds: Array.from({ length: 101 }, (_, i) => i + 1) },
+        { userId: id, roleIds: Array.from({ length: 1001 }, (_, i) => i + 1) },
         { userId: -1, roleIds: [] },
         { userId: id, roleIds: [], extra: 1 },
       ]) {

@@ -4,7 +4,7 @@ import { AppError } from '../core/errors';
 import { GUARD_RULES, failedGuard, guardStatement, isForeignKeyViolation, isUniqueViolation, type GuardRule } from './guards';
 
 /** Fails the batch unless the row still has the version the client read (optimistic locking). */
-export function versionGuard(deps: Deps, table: 'users' | 'roles', id: number, version: number): CompiledQuery {
+export function versionGuard(deps: Deps, table: 'users' | 'roles' | 'orgs', id: number, version: number): CompiledQuery {
   return guardStatement(
     deps.db,
     'stale_version',
@@ -21,12 +21,14 @@ export interface WriteErrors {
   foreignKey?: () => Promise<AppError> | AppError;
   /** The version guard failed. */
   stale?: string;
+  /** Per-call messages of other rules (e.g. which record was out of scope). */
+  messages?: Partial<Record<GuardRule, string>>;
 }
 
 function guardMessage(rule: GuardRule, errors: WriteErrors): string {
   if (rule === 'stale_version' && errors.stale) return errors.stale;
   if (rule === 'super_admin_only' && errors.superAdminOnly) return errors.superAdminOnly;
-  return GUARD_RULES[rule].message;
+  return errors.messages?.[rule] ?? GUARD_RULES[rule].message;
 }
 
 /** Runs a batch all-or-nothing and turns guard and constraint failures into client errors. */

@@ -20,14 +20,25 @@ export const GUARD_RULES = {
     code: 'FORBIDDEN',
     message: 'Only a super administrator can change a super administrator or grant the superAdmin role',
   },
+  // Access control (migrations/0006_orgs_data_scope.sql keeps these in access_guard_failures, a
+  // table of its own, so migrations recreating guard_failures never collide with it).
+  outside_authority: {
+    code: 'FORBIDDEN',
+    message: 'Refused: outside your authority (the target holds a permission or a data scope that you do not hold)',
+  },
+  out_of_scope: { code: 'NOT_FOUND', message: 'Not found' },
+  org_cycle: { code: 'BAD_REQUEST', message: 'parentId: an organisation cannot be moved under itself or one of its descendants' },
+  org_in_use: { code: 'BAD_REQUEST', message: 'ids: an organisation that still has children or users cannot be deleted' },
 } as const satisfies Record<string, { code: ErrorCode; message: string }>;
 export type GuardRule = keyof typeof GUARD_RULES;
 /** The CHECK constraint of each rule is named `guard_<rule>` (migrations/0004); drivers put that name in the error. */
 const FAILED_RULE = new RegExp(`\\bguard_(${Object.keys(GUARD_RULES).join('|')})\\b`);
+const ACCESS_RULES: readonly GuardRule[] = ['outside_authority', 'out_of_scope', 'org_cycle', 'org_in_use'];
 
 /** A statement that fails (rolling back its batch) when `brokenWhen` is true at that point of the batch. */
 export function guardStatement(db: Kysely<any>, rule: GuardRule, brokenWhen: RawBuilder<unknown>): CompiledQuery {
-  return sql`INSERT INTO guard_failures (rule) SELECT ${rule} WHERE ${brokenWhen}`.compile(db);
+  const table = sql.table(ACCESS_RULES.includes(rule) ? 'access_guard_failures' : 'guard_failures');
+  return sql`INSERT INTO ${table} (rule) SELECT ${rule} WHERE ${brokenWhen}`.compile(db);
 }
 
 function messageOf(err: unknown): string {

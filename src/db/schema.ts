@@ -14,6 +14,10 @@ export interface Database {
   op_log: OpLogTable;
   blobs: BlobsTable;
   files: FilesTable;
+  maintenance_cursors: { name: string; position: string; updated_at: string };
+  orgs: OrgsTable;
+  org_closure: { ancestor_id: number; descendant_id: number; depth: number };
+  role_scope_org: { role_id: number; org_id: number };
   backups: BackupsTable;
 }
 
@@ -31,6 +35,8 @@ export interface UsersTable {
   remark: string | null;
   last_login_at: string | null;
   last_login_ip: string | null;
+  /** The user's organisation (NULL = none). */
+  org_id: Generated<number | null>;
   version: Generated<number>;
   created_at: string;
   updated_at: string;
@@ -38,6 +44,23 @@ export interface UsersTable {
 
 export interface RolesTable {
   id: Generated<number>;
+  name: string;
+  code: string;
+  sort: Generated<number>;
+  status: Status;
+  remark: string | null;
+  data_scope: Generated<DataScopeKind>;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Which rows a role's holders see (contract: "Organisations and data scope"). */
+export type DataScopeKind = 'all' | 'orgAndBelow' | 'org' | 'custom' | 'self';
+
+export interface OrgsTable {
+  id: Generated<number>;
+  parent_id: number;
   name: string;
   code: string;
   sort: Generated<number>;

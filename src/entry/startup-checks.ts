@@ -17,7 +17,7 @@ export function checkIntegrity(sql: SqlExec, mode: 'quick' | 'full' | 'off', pat
   const rows = sql.query<Record<string, string>>(`PRAGMA ${pragma}(10)`).map((r) => Object.values(r)[0]);
   if (rows.length !== 1 || rows[0] !== 'ok') {
     throw new StartupError(
-      `DATABASE_PATH=${path} failed its ${pragma} (${rows.slice(0, 2).join('; ').slice(0, 300)}): ${RESTORE}; the server does not serve a corrupt database (STARTUP_CHECK=off skips the check)`,
+      `DATABASE_PATH=${path} failed its ${pragma} (${rows.slice(0, 2).join('; ').replace(/\s*\n\s*/g, ' ').slice(0, 300)}): ${RESTORE}; the server does not serve a corrupt database (STARTUP_CHECK=off skips the check)`,
     );
   }
   return Math.round(performance.now() - started);

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TestApp } from './app';
+import type { AnyTestApp } from './app';
 import { cleanup } from '../../src/modules/maintenance/cleanup';
 
 export interface PartSpec {
@@ -51,7 +51,7 @@ export type Module = 'sysFile' | 'sysImage';
 
 /** POSTs an upload; `chunked` sends a stream (no Content-Length). */
 export async function upload(
-  t: TestApp,
+  t: AnyTestApp,
   module: Module,
   token: string | undefined,
   parts: PartSpec[] | PartSpec,
@@ -105,7 +105,7 @@ export function randomBytes(n: number): Uint8Array {
 }
 
 /** GET with optional bearer token and headers; the raw response (downloads are not envelopes). */
-export function get(t: TestApp, path: string, token?: string, headers: Record<string, string> = {}) {
+export function get(t: AnyTestApp, path: string, token?: string, headers: Record<string, string> = {}) {
   return t.app.request(path, { headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
 }
 
@@ -113,7 +113,7 @@ export function get(t: TestApp, path: string, token?: string, headers: Record<st
  * Runs the scheduled cleanup as if BLOB_GRACE_HOURS (plus a minute) had passed, then puts the
  * clock back, so signed links minted before stay valid for the rest of the file.
  */
-export async function sweepAfterGrace(t: TestApp) {
+export async function sweepAfterGrace(t: AnyTestApp) {
   const before = t.clock.now();
   t.clock.advance(t.deps.config.BLOB_GRACE_HOURS * 3_600_000 + 60_000);
   try {

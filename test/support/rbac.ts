@@ -54,7 +54,8 @@ export async function userWithCodes(t: AnyTestApp, ...args: [readonly string[], 
     name, hash, name, now, now,
   );
   const role = await t.row<{ id: number }>(
-    `INSERT INTO roles (name, code, status, created_at, updated_at) VALUES (?, ?, 'enabled', ?, ?) RETURNING id`,
+    // Data scope `all`, so the codes alone decide (data-scope tests narrow it).
+    `INSERT INTO roles (name, code, status, data_scope, created_at, updated_at) VALUES (?, ?, 'enabled', 'all', ?, ?) RETURNING id`,
     `Role of ${name}`, `r_${name}`, now, now,
   );
   await t.exec('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)', user!.id, role!.id);

@@ -5,7 +5,7 @@ import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
 import { idsRequest, statusRequest } from '../../core/schemas';
 import { RoleSchema } from './role.model';
-import { AddRoleRequest, EditRoleRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas';
+import { AddRoleRequest, EditRoleRequest, GrantDataScopeRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas';
 import * as roles from './roles.service';
 
 const tags = ['Roles'];
@@ -16,6 +16,9 @@ const ok = <T extends z.ZodType>(description: string, schema: T) => ({
   200: { description, content: { 'application/json': { schema: envelope(schema) } } },
 });
 const notFound = { 404: errorResponse('No such role') };
+/** Containment, stated on every write it applies to. */
+const CONTAINED =
+  'A caller who is not a super administrator may only act on a role whose permission codes (before and after the change) they all hold and whose data scope is no wider than their own; otherwise 403 "outside your authority", nothing changes.';
 
 const pageRoute = guarded(
   'sys:role:page',
@@ -58,7 +61,8 @@ const addRoute = guarded(
     method: 'post',
     path: `${base}/add`,
     tags,
-    summary: 'Add a role (code unique case-insensitively, else 409)',
+    summary: 'Add a role (code unique case-insensitively, else 409; dataScope defaults to self; dataScope/scopeOrgIds also need sys:role:grantDataScope)',
+    description: CONTAINED,
     request: { body: jsonBody(AddRoleRequest) },
     responses: { ...ok('The new role', RoleSchema), 409: errorResponse('The code is taken') },
   }),
@@ -71,7 +75,8 @@ const editRoute = guarded(
     method: 'post',
     path: `${base}/edit`,
     tags,
-    summary: "Edit a role (partial; `version` must match, else 409; the superAdmin role's code is fixed)",
+    summary: "Edit a role (partial; `version` must match, else 409; the superAdmin role's code is fixed; status also needs sys:role:changeStatus, dataScope/scopeOrgIds sys:role:grantDataScope)",
+    description: CONTAINED,
     request: { body: jsonBody(EditRoleRequest) },
     responses: { ...ok('The updated role', RoleSchema), ...notFound, 409: errorResponse('Stale version or code taken') },
   }),
@@ -86,6 +91,7 @@ const deleteRoute = guarded(
     tags,
     summary:
       'Delete roles with their menu grants. Refused with 400 while any user holds one of them (no cascade: revoke it with sysUser/grantRole first); the built-in superAdmin role cannot be deleted',
+    description: CONTAINED,
     request: { body: jsonBody(IdsRequest) },
     responses: ok('Deleted (unknown ids are ignored)', z.null()),
   }),
@@ -99,6 +105,7 @@ const changeStatusRoute = guarded(
     path: `${base}/changeStatus`,
     tags,
     summary: "Enable or disable a role; a disabled role grants nothing from its holders' next request (the superAdmin role cannot be disabled while it is the last super admin's)",
+    description: CONTAINED,
     request: { body: jsonBody(ChangeStatusRequest) },
     responses: { ...ok('Changed', z.null()), ...notFound },
   }),
@@ -113,8 +120,22 @@ const grantMenuRoute = guarded(
     tags,
     summary: "Replace a role's menus atomically (an empty list revokes all; unknown menu ids → 400, nothing changes; non-super-admins only menus they hold)",
     description:
-      'A caller who is not a super administrator may only add or remove menus they hold themselves (granted to one of their enabled roles); any other menu → 403 naming up to 10 of them, nothing changes. Super administrators are unrestricted.',
+      `A caller who is not a super administrator may only add or remove menus they hold themselves (granted to one of their enabled roles); any other menu → 403 naming up to 10 of them, nothing changes. Super administrators are unrestricted. ${CONTAINED}`,
     request: { body: jsonBody(GrantMenuRequest) },
+    responses: { ...ok('Granted', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
+const grantDataScopeRoute = guarded(
+  'sys:role:grantDataScope',
+  createRoute({
+    method: 'post',
+    path: `${base}/grantDataScope`,
+    tags,
+    summary: "Set a role's data scope (all | orgAndBelow | org | custom + scopeOrgIds | self); never wider than the caller's own (403)",
+    description: `scopeOrgIds only with \`custom\` (400 otherwise; unknown ids 400). ${CONTAINED}`,
+    request: { body: jsonBody(GrantDataScopeRequest) },
     responses: { ...ok('Granted', z.null()), ...notFound },
   }),
   { oplog: true },
@@ -136,18 +157,22 @@ export const roleRoutes = createRouter()
   .openapi(pageRoute, async (c) => c.json(okBody(await roles.pageRoles(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
   .openapi(listRoute, async (c) => c.json(okBody(await roles.listRoles(c.var.deps), c.var.traceId), 200))
   .openapi(detailRoute, async (c) => c.json(okBody(await roles.roleDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(addRoute, async (c) => c.json(okBody(await roles.addRole(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(editRoute, async (c) => c.json(okBody(await roles.editRole(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(addRoute, async (c) => c.json(okBody(await roles.addRole(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(editRoute, async (c) => c.json(okBody(await roles.editRole(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
   .openapi(deleteRoute, async (c) => {
-    await roles.deleteRoles(c.var.deps, c.req.valid('json').ids);
+    await roles.deleteRoles(c.var.deps, c.var.auth, c.req.valid('json').ids);
     return c.json(okBody(null, c.var.traceId), 200);
   })
   .openapi(changeStatusRoute, async (c) => {
-    await roles.changeRoleStatus(c.var.deps, c.req.valid('json'));
+    await roles.changeRoleStatus(c.var.deps, c.var.auth, c.req.valid('json'));
     return c.json(okBody(null, c.var.traceId), 200);
   })
   .openapi(grantMenuRoute, async (c) => {
     await roles.grantMenus(c.var.deps, c.var.auth, c.req.valid('json'));
+    return c.json(okBody(null, c.var.traceId), 200);
+  })
+  .openapi(grantDataScopeRoute, async (c) => {
+    await roles.grantDataScope(c.var.deps, c.var.auth, c.req.valid('json'));
     return c.json(okBody(null, c.var.traceId), 200);
   })
   .openapi(ownMenuRoute, async (c) => c.json(okBody(await roles.ownMenus(c.var.deps, c.req.valid('query').id), c.var.traceId), 200));

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
-import { StatusSchema } from '../../core/schemas';
-import { RoleSchema } from './role.model';
+import { StatusSchema, grantIdsSchema } from '../../core/schemas';
+import { DataScopeSchema, RoleSchema } from './role.model';
 
 export const ROLE_CODE_FORMAT = /^[A-Za-z][A-Za-z0-9_]{1,63}$/;
 
@@ -11,6 +11,8 @@ const roleFields = {
   sort: z.number().int('must be an integer').min(0, 'must be at least 0').max(1_000_000, 'must be at most 1000000'),
   status: StatusSchema,
   remark: z.string().trim().max(255, 'must be at most 255 characters').nullable(),
+  dataScope: DataScopeSchema,
+  scopeOrgIds: grantIdsSchema,
 };
 
 export const AddRoleRequest = z
@@ -20,8 +22,13 @@ export const AddRoleRequest = z
     sort: roleFields.sort.optional(),
     status: roleFields.status.optional(),
     remark: roleFields.remark.optional(),
+    dataScope: roleFields.dataScope.optional(),
+    scopeOrgIds: roleFields.scopeOrgIds.optional(),
   })
-  .openapi('AddRoleRequest', { description: 'A new role; code is unique (case-insensitively), sort defaults to 0, status to enabled.' });
+  .openapi('AddRoleRequest', {
+    description:
+      'A new role; code is unique (case-insensitively), sort defaults to 0, status to enabled, dataScope to self (least privilege). dataScope/scopeOrgIds also need sys:role:grantDataScope.',
+  });
 
 export const EditRoleRequest = z
   .strictObject({
@@ -32,21 +39,24 @@ export const EditRoleRequest = z
     sort: roleFields.sort.optional(),
     status: roleFields.status.optional(),
     remark: roleFields.remark.optional(),
+    dataScope: roleFields.dataScope.optional(),
+    scopeOrgIds: roleFields.scopeOrgIds.optional(),
   })
   .openapi('EditRoleRequest', {
     description: "Partial update; `version` must be the one read (stale → 409). The superAdmin role's code cannot change.",
   });
 
-/** Menu ids of a grant: 0..100 positive safe integers, duplicates folded (an empty list revokes all). */
+/** Menu ids of a grant (grantIdsSchema: up to 1000). */
 export const GrantMenuRequest = z
   .strictObject({
     roleId: idSchema,
-    menuIds: z
-      .array(idSchema, { message: 'must be an array of ids' })
-      .max(100, 'must contain at most 100 ids')
-      .transform((ids) => [...new Set(ids)]),
+    menuIds: grantIdsSchema,
   })
   .openapi('GrantMenuRequest');
+
+export const GrantDataScopeRequest = z
+  .strictObject({ roleId: idSchema, dataScope: roleFields.dataScope, scopeOrgIds: roleFields.scopeOrgIds.optional() })
+  .openapi('GrantDataScopeRequest', { description: 'scopeOrgIds only with dataScope `custom` (each org with everything below it).' });
 
 export const RolePageParams = z
   .strictObject({
@@ -62,4 +72,5 @@ export const RolePage = pageResponseSchema('RolePage', RoleSchema);
 
 export type AddRoleInput = z.infer<typeof AddRoleRequest>;
 export type EditRoleInput = z.infer<typeof EditRoleRequest>;
+export type GrantDataScopeInput = z.infer<typeof GrantDataScopeRequest>;
 export type RolePageInput = z.infer<typeof RolePageRequest>;

@@ -1,17 +1,20 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
-import { heldMenuIds } from '../access/held';
+import { callerHolds, heldMenuIds } from '../access/held';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
 import type { AuthUser } from '../../core/caller';
 import { guardStatement } from '../../db/guards';
 import { runPage, whereContains } from '../../core/pagination';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions';
 import { isoNow } from '../../core/time';
-import { guardedWrite, versionGuard } from '../../db/guarded-write';
+import { versionGuard } from '../../db/guarded-write';
 import { idList, missingIds, unknownIdsMessage } from '../../db/id-list';
 import { lastSuperAdminGuard } from '../access/super-admin';
 import { ROLE_COLUMNS, toRole } from './role.model';
-import type { AddRoleInput, EditRoleInput, RolePageInput } from './roles.schemas';
+import type { AddRoleInput, EditRoleInput, GrantDataScopeInput, RolePageInput } from './roles.schemas';
+import { accessWrite } from '../access/access-write';
+import { roleAuthorityGuard } from '../access/containment';
+import type { DataScopeKind } from '../../db/schema';
 
 function findRole(deps: Deps, id: number) {
   return deps.db.selectFrom('roles').select(ROLE_COLUMNS).where('id', '=', id).executeTakeFirst();
@@ -24,6 +27,55 @@ async function requireRole(deps: Deps, id: number) {
 }
 
 const codeTaken = (code: string) => `code: '${code}' is already taken`;
+
+/** The custom-scope organisations of each role, for the records of a list. */
+async function scopeOrgsOf(deps: Deps, roleIds: number[]): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>();
+  if (roleIds.length === 0) return out;
+  const rows = await deps.db.selectFrom('role_scope_org').select(['role_id', 'org_id']).where('role_id', 'in', idList(roleIds)).orderBy('org_id').execute();
+  for (const r of rows) out.set(r.role_id, [...(out.get(r.role_id) ?? []), r.org_id]);
+  return out;
+}
+
+async function withScopes(deps: Deps, rows: Awaited<ReturnType<typeof findRole>>[]) {
+  const present = rows.filter((r): r is NonNullable<typeof r> => r !== undefined);
+  const orgs = await scopeOrgsOf(deps, present.map((r) => r.id));
+  return present.map((r) => toRole(r, orgs.get(r.id) ?? []));
+}
+
+const roleRecord = async (deps: Deps, row: NonNullable<Awaited<ReturnType<typeof findRole>>>) => (await withScopes(deps, [row]))[0]!;
+
+/** One 403 for every write on a role outside the caller's authority (codes or data scope). */
+const ROLE_OUTSIDE = 'Refused: outside your authority (the role carries a permission or a data scope that you do not hold)';
+
+/** Validated data-scope values: scopeOrgIds belong to `custom` only. */
+function scopeValues(dataScope: DataScopeKind, scopeOrgIds: number[] | undefined): number[] {
+  const list = scopeOrgIds ?? [];
+  if (dataScope !== 'custom' && list.length > 0) throw badRequest('scopeOrgIds: only a `custom` data scope lists organisations');
+  return list;
+}
+
+/** Statements that replace a role's scope (an unknown org fails the batch on its foreign key). */
+function scopeStatements(deps: Deps, roleId: number | ReturnType<typeof sql>, dataScope: DataScopeKind, orgIds: number[]): CompiledQuery[] {
+  const { db } = deps;
+  const out: CompiledQuery[] = [
+    sql`UPDATE roles SET data_scope = ${dataScope} WHERE id = ${roleId}`.compile(db),
+    sql`DELETE FROM role_scope_org WHERE role_id = ${roleId}`.compile(db),
+  ];
+  if (orgIds.length > 0) {
+    out.push(sql`INSERT INTO role_scope_org (role_id, org_id) SELECT ${roleId}, value FROM json_each(${JSON.stringify(orgIds)}) WHERE ${roleId} IS NOT NULL`.compile(db));
+  }
+  return out;
+}
+
+const unknownOrgs = (deps: Deps, orgIds: number[]) => async () => {
+  const found = new Set((await deps.db.selectFrom('orgs').select('id').where('id', 'in', idList(orgIds)).execute()).map((r) => r.id));
+  return badRequest(unknownIdsMessage('scopeOrgIds', 'organisation', orgIds.filter((id) => !found.has(id))));
+};
+
+async function requireCode(deps: Deps, auth: AuthUser, code: 'sys:role:changeStatus' | 'sys:role:grantDataScope', field: string) {
+  if (!(await callerHolds(deps, auth, code))) throw forbidden(`${field}: changing it also requires the permission ${code}`);
+}
 
 export async function pageRoles(deps: Deps, req: RolePageInput) {
   const p = req.params;
@@ -45,25 +97,33 @@ export async function pageRoles(deps: Deps, req: RolePageInput) {
     },
     defaultSort: 'createdAt',
     idColumn: 'roles.id',
-    map: toRole,
-  });
+    map: (r) => r,
+  }).then(async (page) => ({ ...page, records: await withScopes(deps, page.records) }));
 }
 
 /** Every enabled role, in display order, for pickers. */
 export async function listRoles(deps: Deps) {
   const rows = await deps.db.selectFrom('roles').select(ROLE_COLUMNS).where('status', '=', 'enabled').orderBy('sort').orderBy('id').execute();
-  return rows.map(toRole);
+  return withScopes(deps, rows);
 }
 
 export async function roleDetail(deps: Deps, id: number) {
-  return toRole(await requireRole(deps, id));
+  return roleRecord(deps, await requireRole(deps, id));
 }
 
-export async function addRole(deps: Deps, input: AddRoleInput) {
+/**
+ * Adds a role; its data scope defaults to `self`. Choosing one (dataScope/scopeOrgIds) also needs
+ * sys:role:grantDataScope, and a scope wider than the caller's own is refused (403) inside the write.
+ */
+export async function addRole(deps: Deps, auth: AuthUser, input: AddRoleInput) {
   const now = isoNow(deps.clock);
+  if (input.dataScope !== undefined || input.scopeOrgIds !== undefined) await requireCode(deps, auth, 'sys:role:grantDataScope', 'dataScope');
+  const dataScope = input.dataScope ?? 'self';
+  const orgIds = scopeValues(dataScope, input.scopeOrgIds);
   const existing = await deps.db.selectFrom('roles').select('id').where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst();
   if (existing) throw conflict(codeTaken(input.code));
-  await guardedWrite(
+  const newId = sql`(SELECT nr.id FROM roles nr WHERE nr.code = ${input.code})`;
+  await accessWrite(
     deps,
     [
       deps.db
@@ -74,22 +134,34 @@ export async function addRole(deps: Deps, input: AddRoleInput) {
           sort: input.sort ?? 0,
           status: input.status ?? 'enabled',
           remark: input.remark ?? null,
+          data_scope: dataScope,
           created_at: now,
           updated_at: now,
         })
         .compile(),
+      ...(orgIds.length > 0 ? scopeStatements(deps, newId, dataScope, orgIds) : []),
+      ...roleAuthorityGuard(deps, auth, sql`(SELECT ${newId})`),
     ],
-    { unique: codeTaken(input.code) },
+    { unique: codeTaken(input.code), foreignKey: unknownOrgs(deps, orgIds), outsideAuthority: ROLE_OUTSIDE },
   );
   // Looked up by code rather than insertId, which a D1 batch result does not promise.
   const row = await deps.db.selectFrom('roles').select(ROLE_COLUMNS).where('code', '=', input.code).executeTakeFirst();
   if (!row) throw notFound('Role not found');
-  return toRole(row);
+  return roleRecord(deps, row);
 }
 
-/** Partial update under the version check; disabling obeys the super-admin guard. */
-export async function editRole(deps: Deps, input: EditRoleInput) {
+/**
+ * Partial update under the version check; disabling obeys the super-admin guard. `status` also
+ * needs sys:role:changeStatus, dataScope/scopeOrgIds sys:role:grantDataScope (403). Containment:
+ * the role, before and after, carries no code or data scope the caller lacks (403, in the write).
+ */
+export async function editRole(deps: Deps, auth: AuthUser, input: EditRoleInput) {
   const current = await requireRole(deps, input.id);
+  if (input.status !== undefined) await requireCode(deps, auth, 'sys:role:changeStatus', 'status');
+  const scoping = input.dataScope !== undefined || input.scopeOrgIds !== undefined;
+  if (scoping) await requireCode(deps, auth, 'sys:role:grantDataScope', 'dataScope');
+  const dataScope = input.dataScope ?? current.data_scope;
+  const orgIds = scoping ? scopeValues(dataScope, input.scopeOrgIds ?? (dataScope === 'custom' ? (await scopeOrgsOf(deps, [input.id])).get(input.id) : [])) : [];
   if (current.code === SUPER_ADMIN_ROLE && input.code !== undefined && input.code !== current.code) {
     throw badRequest(`code: the code of the built-in ${SUPER_ADMIN_ROLE} role cannot be changed`);
   }
@@ -99,7 +171,9 @@ export async function editRole(deps: Deps, input: EditRoleInput) {
   if (input.sort !== undefined) set.sort = input.sort;
   if (input.status !== undefined) set.status = input.status;
   if (input.remark !== undefined) set.remark = input.remark;
+  const target = sql`(SELECT ${input.id})`;
   const queries: CompiledQuery[] = [
+    ...roleAuthorityGuard(deps, auth, target),
     versionGuard(deps, 'roles', input.id, input.version),
     deps.db
       .updateTable('roles')
@@ -107,16 +181,40 @@ export async function editRole(deps: Deps, input: EditRoleInput) {
       .where('id', '=', input.id)
       .compile(),
   ];
+  if (scoping) queries.push(...scopeStatements(deps, input.id, dataScope, orgIds), ...roleAuthorityGuard(deps, auth, target));
   if (input.status === 'disabled') queries.push(lastSuperAdminGuard(deps));
-  await guardedWrite(deps, queries, { unique: codeTaken(input.code ?? '') });
-  return toRole(await requireRole(deps, input.id));
+  await accessWrite(deps, queries, { unique: codeTaken(input.code ?? ''), foreignKey: unknownOrgs(deps, orgIds), outsideAuthority: ROLE_OUTSIDE });
+  return roleRecord(deps, await requireRole(deps, input.id));
+}
+
+/**
+ * Sets a role's data scope (own code sys:role:grantDataScope). The role before, and the scope
+ * given, must lie within the caller's own scope: nobody hands out a wider scope than they have (403).
+ */
+export async function grantDataScope(deps: Deps, auth: AuthUser, input: GrantDataScopeInput) {
+  await requireRole(deps, input.roleId);
+  const orgIds = scopeValues(input.dataScope, input.scopeOrgIds);
+  const target = sql`(SELECT ${input.roleId})`;
+  await accessWrite(
+    deps,
+    [
+      ...roleAuthorityGuard(deps, auth, target),
+      ...scopeStatements(deps, input.roleId, input.dataScope, orgIds),
+      sql`UPDATE roles SET version = version + 1, updated_at = ${isoNow(deps.clock)} WHERE id = ${input.roleId}`.compile(deps.db),
+      ...roleAuthorityGuard(deps, auth, target),
+    ],
+    {
+      outsideAuthority: 'dataScope: you cannot give a role a data scope wider than your own, nor change a role that carries a permission or a scope you do not hold',
+      foreignKey: async () => ((await findRole(deps, input.roleId)) ? unknownOrgs(deps, orgIds)() : notFound('Role not found')),
+    },
+  );
 }
 
 /**
  * Deletes roles that no user holds (400 otherwise: revoke the role first), with their menu grants.
  * The in-use check is repeated inside the write, so a grant racing the delete cannot be lost.
  */
-export async function deleteRoles(deps: Deps, ids: number[]) {
+export async function deleteRoles(deps: Deps, auth: AuthUser, ids: number[]) {
   const { db } = deps;
   const roles = await db.selectFrom('roles').select(['id', 'code']).where('id', 'in', idList(ids)).execute();
   if (roles.some((r) => r.code === SUPER_ADMIN_ROLE)) throw badRequest(`ids: the built-in ${SUPER_ADMIN_ROLE} role cannot be deleted`);
@@ -124,18 +222,20 @@ export async function deleteRoles(deps: Deps, ids: number[]) {
   if (held.length > 0) {
     throw badRequest(`ids: role ${held.map((r) => r.role_id).join(', ')} is still granted to users; revoke it first`);
   }
-  await guardedWrite(deps, [
+  await accessWrite(deps, [
+    ...roleAuthorityGuard(deps, auth, idList(ids)),
     guardStatement(db, 'role_in_use', sql`EXISTS (SELECT 1 FROM user_role WHERE role_id IN ${idList(ids)})`),
     db.deleteFrom('role_menu').where('role_id', 'in', idList(ids)).compile(),
     db.deleteFrom('roles').where('id', 'in', idList(ids)).where('code', '!=', SUPER_ADMIN_ROLE).compile(),
     lastSuperAdminGuard(deps),
-  ]);
+  ], { outsideAuthority: ROLE_OUTSIDE });
 }
 
 /** A disabled role grants nothing from the next request on (the auth query checks role status). */
-export async function changeRoleStatus(deps: Deps, input: { id: number; status: 'enabled' | 'disabled' }) {
+export async function changeRoleStatus(deps: Deps, auth: AuthUser, input: { id: number; status: 'enabled' | 'disabled' }) {
   await requireRole(deps, input.id);
   const queries: CompiledQuery[] = [
+    ...roleAuthorityGuard(deps, auth, sql`(SELECT ${input.id})`),
     deps.db
       .updateTable('roles')
       .set((eb) => ({ status: input.status, version: eb('version', '+', 1), updated_at: isoNow(deps.clock) }))
@@ -143,7 +243,7 @@ export async function changeRoleStatus(deps: Deps, input: { id: number; status: 
       .compile(),
   ];
   if (input.status === 'disabled') queries.push(lastSuperAdminGuard(deps));
-  await guardedWrite(deps, queries);
+  await accessWrite(deps, queries, { outsideAuthority: ROLE_OUTSIDE });
 }
 
 /** Menu ids granted to the user's enabled roles: what a non-super-admin may hand out or take back. */
@@ -159,7 +259,8 @@ export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: nu
   const { db } = deps;
   await requireRole(deps, input.roleId);
   const unknownMenus = async () => badRequest(unknownIdsMessage('menuIds', 'menu', await missingIds(deps, 'menus', input.menuIds)));
-  const queries: CompiledQuery[] = [];
+  const target = sql`(SELECT ${input.roleId})`;
+  const queries: CompiledQuery[] = [...roleAuthorityGuard(deps, auth, target)];
   if (auth.isSuperAdmin) {
     queries.push(db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
     if (input.menuIds.length > 0) {
@@ -195,7 +296,9 @@ export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: nu
       );
     }
   }
-  await guardedWrite(deps, queries, {
+  queries.push(...roleAuthorityGuard(deps, auth, target));
+  await accessWrite(deps, queries, {
+    outsideAuthority: ROLE_OUTSIDE,
     foreignKey: async () => {
       if (!(await findRole(deps, input.roleId))) return notFound('Role not found');
       return unknownMenus();

@@ -14,6 +14,8 @@ export const UserSchema = z
     remark: z.string().nullable(),
     lastLoginAt: z.string().nullable(),
     lastLoginIp: z.string().nullable(),
+    orgId: z.number().int().nullable().openapi({ description: "The user's organisation (null = none)" }),
+    orgName: z.string().nullable().openapi({ description: "The organisation's name (null = none)" }),
     version: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -25,10 +27,16 @@ export type User = z.infer<typeof UserSchema>;
 /** Columns that make up a public user, for selects that must never touch password_hash. */
 export const USER_COLUMNS = [
   'id', 'login_name', 'nick_name', 'email', 'phone', 'avatar', 'status', 'remark',
-  'last_login_at', 'last_login_ip', 'version', 'created_at', 'updated_at',
+  'last_login_at', 'last_login_ip', 'org_id', 'version', 'created_at', 'updated_at',
 ] as const;
 
-export function toUser(r: Omit<UserRow, 'password_hash'>): User {
+/** The public columns qualified by `users.`, plus the organisation's name (LEFT JOIN orgs). */
+export const USER_SELECT = `${USER_COLUMNS.map((c) => `users.${c}`).join(', ')}, orgs.name AS org_name`;
+export const USER_FROM = 'users LEFT JOIN orgs ON orgs.id = users.org_id';
+
+export type PublicUserRow = Omit<UserRow, 'password_hash'> & { org_name?: string | null };
+
+export function toUser(r: PublicUserRow): User {
   return {
     id: r.id,
     loginName: r.login_name,
@@ -40,6 +48,8 @@ export function toUser(r: Omit<UserRow, 'password_hash'>): User {
     remark: r.remark,
     lastLoginAt: r.last_login_at,
     lastLoginIp: r.last_login_ip,
+    orgId: r.org_id,
+    orgName: r.org_name ?? null,
     version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

@@ -1,16 +1,29 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
-import type { UserRow } from '../../db/schema';
 import { idList } from '../../db/id-list';
 import { runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
-import { USER_COLUMNS, toUser } from './user.model';
+import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow } from './user.model';
 import type { UserPageInput } from './users.schemas';
+import type { AuthUser } from '../../core/caller';
+import { callerScope, scopeFilter, userInScope } from '../access/data-scope';
 
-const FIND_USER_SQL = `SELECT ${USER_COLUMNS.join(', ')} FROM users WHERE id = ?`;
+const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = ?`;
 
-/** A user's public columns (never password_hash), or undefined. A hot read: plain SQL, cached statement. */
+/** A user's public columns (never password_hash) with the org name, or undefined. A hot read: plain SQL, cached statement. */
 export async function findUser(deps: Deps, id: number) {
-  const [row] = await deps.read<Omit<UserRow, 'password_hash'>>(FIND_USER_SQL, [id]);
+  const [row] = await deps.read<PublicUserRow>(FIND_USER_SQL, [id]);
+  return row;
+}
+
+/**
+ * The user if the caller may see them (data scope), else undefined: one statement, the scope
+ * being part of its WHERE (its text is the same for every caller, so the statement stays cached).
+ */
+export async function findUserInScope(deps: Deps, auth: AuthUser, id: number) {
+  if (auth.isSuperAdmin) return findUser(deps, id);
+  const q = sql`SELECT ${sql.raw(USER_SELECT)} FROM ${sql.raw(USER_FROM)} WHERE users.id = ${id}
+    AND ${userInScope(auth.userId, sql.ref('users.id'), sql.ref('users.org_id'))}`.compile(deps.db);
+  const [row] = await deps.read<PublicUserRow>(q.sql, q.parameters);
   return row;
 }
 
@@ -18,8 +31,9 @@ export async function findUser(deps: Deps, id: number) {
 export function findUserByLoginName(deps: Deps, loginName: string) {
   return deps.db
     .selectFrom('users')
-    .select(USER_COLUMNS)
-    .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
+    .leftJoin('orgs', 'orgs.id', 'users.org_id')
+    .select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name'])
+    .where(sql<boolean>`users.login_name = ${loginName} COLLATE NOCASE`)
     .executeTakeFirst();
 }
 
@@ -51,9 +65,19 @@ const SORT_COLUMNS = {
   lastLoginAt: 'users.last_login_at',
 } as const;
 
-export async function pageUsers(deps: Deps, req: UserPageInput) {
+/**
+ * A page of the users in the caller's data scope. `orgId` means that organisation and everything
+ * below it (one closure-table range). The scope is read once and bound as a list, so the planner
+ * sees plain `org_id IN (…)` on the (org_id, created_at) index.
+ */
+export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
   const p = req.params;
   let q = deps.db.selectFrom('users');
+  const scope = scopeFilter(await callerScope(deps, auth), auth.userId, sql.ref('users.org_id'), sql.ref('users.id'));
+  if (scope) q = q.where(scope);
+  if (p.orgId !== undefined) {
+    q = q.where('users.org_id', 'in', sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = ${p.orgId})`);
+  }
   // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
   // the nick name is free text and matches anywhere.
   q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
@@ -70,7 +94,7 @@ export async function pageUsers(deps: Deps, req: UserPageInput) {
   return runPage(req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: q,
-    select: (qb) => qb.select(USER_COLUMNS),
+    select: (qb) => qb.leftJoin('orgs', 'orgs.id', 'users.org_id').select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name']),
     sortColumns: SORT_COLUMNS,
     defaultSort: 'createdAt',
     idColumn: 'users.id',

@@ -148,8 +148,8 @@ const ownRoleRoute = guarded(
 );
 
 export const userRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await users.pageUsers(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(detailRoute, async (c) => c.json(okBody(await users.userDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
+  .openapi(pageRoute, async (c) => c.json(okBody(await users.pageUsers(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(detailRoute, async (c) => c.json(okBody(await users.userDetail(c.var.deps, c.var.auth, c.req.valid('query').id), c.var.traceId), 200))
   .openapi(addRoute, async (c) => c.json(okBody(await users.addUser(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
   .openapi(editRoute, async (c) =>
     c.json(okBody(await users.editUser(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200),
@@ -170,4 +170,4 @@ export const userRoutes = createRouter()
     await users.grantRoles(c.var.deps, c.var.auth, c.req.valid('json'));
     return c.json(okBody(null, c.var.traceId), 200);
   })
-  .openapi(ownRoleRoute, async (c) => c.json(okBody(await users.ownRoles(c.var.deps, c.req.valid('query').id), c.var.traceId), 200));
+  .openapi(ownRoleRoute, async (c) => c.json(okBody(await users.ownRoles(c.var.deps, c.var.auth, c.req.valid('query').id), c.var.traceId), 200));

@@ -1,22 +1,20 @@
 import { z } from '@hono/zod-openapi';
 import { dateRangeParams, idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
 import { PASSWORD_MAX_LENGTH } from '../../core/password-policy';
-import { StatusSchema, idsRequest, statusRequest } from '../../core/schemas';
+import { StatusSchema, grantIdsSchema, idsRequest, statusRequest } from '../../core/schemas';
 import { LoginNameSchema, UserSchema, selfProfileFields } from './user.model';
 
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
 const nullableText = (max: number) => text(max).nullable().optional();
 
-/** Role ids of a grant: 0..100 positive safe integers, duplicates folded (an empty list revokes all). */
-export const roleIdsSchema = z
-  .array(idSchema, { message: 'must be an array of ids' })
-  .max(100, 'must contain at most 100 ids')
-  .transform((ids) => [...new Set(ids)]);
+/** Role ids of a grant (grantIdsSchema: up to 1000). */
+export const roleIdsSchema = grantIdsSchema;
 
 /** The editable profile fields, shared by add and edit. */
 const profileFields = {
   ...selfProfileFields,
   remark: nullableText(255),
+  orgId: idSchema.nullable().optional().openapi({ description: "The user's organisation (null = none); must be in the caller's data scope" }),
   status: StatusSchema.optional(),
   roleIds: roleIdsSchema.optional(),
 };
@@ -61,6 +59,7 @@ export const UserPageParams = z
     phone: likeText().optional().openapi({ description: 'Start of the phone number' }),
     status: StatusSchema.optional(),
     roleId: idSchema.optional(),
+    orgId: idSchema.optional().openapi({ description: 'That organisation and everything below it' }),
     ...dateRangeParams,
   })
   .openapi('UserPageParams');

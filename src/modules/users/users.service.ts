@@ -4,20 +4,60 @@ import type { AuthUser } from '../../core/caller';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { isoNow } from '../../core/time';
-import { guardedWrite, versionGuard } from '../../db/guarded-write';
+import { versionGuard } from '../../db/guarded-write';
 import { idList, missingIds, unknownIdsMessage } from '../../db/id-list';
 import { assertMayGrantRoles, callerHolds, changedRoles } from '../access/held';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin';
 import { toUser } from './user.model';
-import { findUser, findUserByLoginName, grantStatements, revokeSessions } from './users.repo';
+import { findUser, findUserByLoginName, findUserInScope, grantStatements, revokeSessions } from './users.repo';
 import type { AddUserInput, EditUserInput } from './users.schemas';
+import { accessWrite } from '../access/access-write';
+import { userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../access/containment';
+import { orgInScope, scopeAll, userInScope } from '../access/data-scope';
 
 export { pageUsers } from './users.repo';
 
-async function requireUser(deps: Deps, id: number) {
-  const row = await findUser(deps, id);
+/** The user, if it exists in the caller's data scope; else 404 as if it did not exist. */
+async function requireUser(deps: Deps, auth: AuthUser, id: number) {
+  const row = await findUserInScope(deps, auth, id);
   if (!row) throw notFound('User not found');
   return row;
+}
+
+/** Containment's 403 for writes on users (contract: "Delegation: who may act on whom"). */
+export const USER_OUTSIDE =
+  'Refused: outside your authority (the user holds a permission or a data scope that you do not hold, or would leave your data scope)';
+
+/** A user's organisation must exist (400) and lie in the caller's data scope (403). */
+async function assertOrgAssignable(deps: Deps, auth: AuthUser, orgId: number | null) {
+  if (auth.isSuperAdmin) {
+    if (orgId !== null && !(await deps.db.selectFrom('orgs').select('id').where('id', '=', orgId).executeTakeFirst())) {
+      throw badRequest(`orgId: organisation ${orgId} does not exist`);
+    }
+    return;
+  }
+  const c = auth.userId;
+  const { rows } = await sql<{ exists_: number; visible: number; all_: number }>`SELECT
+      EXISTS (SELECT 1 FROM orgs WHERE id = ${orgId}) AS exists_,
+      ${orgInScope(c, sql`${orgId}`)} AS visible, ${scopeAll(c)} AS all_`.execute(deps.db);
+  const r = rows[0]!;
+  if (orgId !== null && r.exists_ !== 1) throw badRequest(`orgId: organisation ${orgId} does not exist`);
+  if (r.all_ === 1) return;
+  if (orgId === null) throw forbidden('orgId: a user without an organisation would be outside your data scope; choose an organisation you see');
+  if (r.visible !== 1) throw forbidden(`orgId: organisation ${orgId} is outside your data scope`);
+}
+
+/**
+ * Nobody but a super admin gives themselves a role or moves themselves to another organisation: the
+ * containment guards compare the target with the caller, which are one person here, so a new role
+ * with a wider data scope would pass them. Giving up a role, or re-sending the same set, is fine.
+ */
+async function assertNotSelfPromotion(deps: Deps, auth: AuthUser, userId: number, input: { roleIds?: readonly number[] | undefined; orgId?: unknown }) {
+  if (auth.isSuperAdmin || userId !== auth.userId) return;
+  if (input.orgId !== undefined) throw forbidden('orgId: you cannot move yourself to another organisation; ask another administrator');
+  if (input.roleIds === undefined) return;
+  const current = new Set((await deps.db.selectFrom('user_role').select('role_id').where('user_id', '=', userId).execute()).map((r) => r.role_id));
+  if (input.roleIds.some((id) => !current.has(id))) throw forbidden('roleIds: you cannot give yourself a role; ask another administrator');
 }
 
 // 403 answers of the super-admin rule (see assertMayTouchSuperAdmin): only a super admin may grant
@@ -39,8 +79,8 @@ const unknownRoles = (deps: Deps, roleIds: readonly number[]) => async () => {
   return badRequest(unknownIdsMessage('roleIds', 'role', missing));
 };
 
-export async function userDetail(deps: Deps, id: number) {
-  return toUser(await requireUser(deps, id));
+export async function userDetail(deps: Deps, auth: AuthUser, id: number) {
+  return toUser(await requireUser(deps, auth, id));
 }
 
 /**
@@ -52,6 +92,7 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
   const roleIds = input.roleIds ?? [];
   await assertMayTouchSuperAdmin(deps, auth, { roleIds }, ONLY_SUPER.add);
   await assertMayGrantRoles(deps, auth, roleIds);
+  await assertOrgAssignable(deps, auth, input.orgId ?? null);
   assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
   // Cheap early answer; the unique index decides when two adds race.
   if (await findUserByLoginName(deps, input.loginName)) throw conflict(loginNameTaken(input.loginName));
@@ -69,6 +110,7 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
         phone: input.phone ?? null,
         avatar: input.avatar ?? null,
         remark: input.remark ?? null,
+        org_id: input.orgId ?? null,
         status: input.status ?? 'enabled',
         created_at: now,
         updated_at: now,
@@ -82,10 +124,15 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
         WHERE u.login_name = ${input.loginName}`.compile(db),
     );
   }
-  await guardedWrite(deps, queries, {
+  // After the writes: the new user is inside the caller's scope and authority (a grant racing the
+  // request, e.g. a role gaining a menu the caller lacks, fails the whole batch).
+  const added = sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`;
+  queries.push(...userStaysInScopeGuard(deps, auth, added), ...userAuthorityGuard(deps, auth, added));
+  await accessWrite(deps, queries, {
     unique: loginNameTaken(input.loginName),
     foreignKey: unknownRoles(deps, roleIds),
     superAdminOnly: ONLY_SUPER.add,
+    outsideAuthority: USER_OUTSIDE,
   });
   const row = await findUserByLoginName(deps, input.loginName);
   if (!row) throw notFound('User not found');
@@ -100,7 +147,7 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
  */
 export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput) {
   const { db } = deps;
-  await requireUser(deps, input.id);
+  const current = await requireUser(deps, auth, input.id);
   if (input.roleIds !== undefined && !(await callerHolds(deps, auth, 'sys:user:grantRole'))) {
     throw forbidden('roleIds: changing roles through edit also requires the permission sys:user:grantRole');
   }
@@ -111,8 +158,12 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.edit);
   if (input.roleIds !== undefined) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.id, input.roleIds));
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
+  const moving = input.orgId !== undefined && input.orgId !== current.org_id;
+  await assertNotSelfPromotion(deps, auth, input.id, { roleIds: input.roleIds, orgId: moving ? input.orgId : undefined });
+  if (moving) await assertOrgAssignable(deps, auth, input.orgId ?? null);
   const now = isoNow(deps.clock);
   const set: Record<string, unknown> = {};
+  if (input.orgId !== undefined) set.org_id = input.orgId;
   if (input.loginName !== undefined) set.login_name = input.loginName;
   if (input.nickName !== undefined) set.nick_name = input.nickName;
   if (input.email !== undefined) set.email = input.email;
@@ -120,8 +171,11 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   if (input.avatar !== undefined) set.avatar = input.avatar;
   if (input.remark !== undefined) set.remark = input.remark;
   if (input.status !== undefined) set.status = input.status;
+  const target = idList([input.id]);
   const queries: CompiledQuery[] = [
     ...superAdminOnly(deps, auth, touch),
+    ...userScopeGuard(deps, auth, [input.id]),
+    ...userAuthorityGuard(deps, auth, target),
     versionGuard(deps, 'users', input.id, input.version),
     db
       .updateTable('users')
@@ -132,12 +186,19 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   if (input.status === 'disabled') queries.push(revokeSessions(deps, [input.id], now));
   if (input.roleIds !== undefined) queries.push(...grantStatements(deps, input.id, input.roleIds));
   if (input.status === 'disabled' || input.roleIds !== undefined) queries.push(lastSuperAdminGuard(deps));
-  await guardedWrite(deps, queries, {
+  if (moving) queries.push(...userStaysInScopeGuard(deps, auth, target));
+  if (input.roleIds !== undefined) queries.push(...userAuthorityGuard(deps, auth, target));
+  await accessWrite(deps, queries, {
     unique: loginNameTaken(input.loginName ?? ''),
-    foreignKey: unknownRoles(deps, input.roleIds ?? []),
+    foreignKey: async () =>
+      input.orgId !== undefined && input.orgId !== null && !(await db.selectFrom('orgs').select('id').where('id', '=', input.orgId).executeTakeFirst())
+        ? badRequest(`orgId: organisation ${input.orgId} does not exist`)
+        : unknownRoles(deps, input.roleIds ?? [])(),
     superAdminOnly: ONLY_SUPER.edit,
+    outOfScope: 'User not found',
+    outsideAuthority: USER_OUTSIDE,
   });
-  return toUser(await requireUser(deps, input.id));
+  return toUser(await requireUser(deps, auth, input.id));
 }
 
 /**
@@ -147,14 +208,31 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
 export async function deleteUsers(deps: Deps, auth: AuthUser, ids: number[]) {
   const { db } = deps;
   if (ids.includes(auth.userId)) throw badRequest('ids: you cannot delete your own account');
-  await assertMayTouchSuperAdmin(deps, auth, { userIds: ids }, ONLY_SUPER.delete);
-  await guardedWrite(deps, [
-    ...superAdminOnly(deps, auth, { userIds: ids }),
-    db.deleteFrom('sessions').where('user_id', 'in', idList(ids)).compile(),
-    db.deleteFrom('user_role').where('user_id', 'in', idList(ids)).compile(),
-    db.deleteFrom('users').where('id', 'in', idList(ids)).compile(),
+  // Users outside the caller's scope are treated exactly like unknown ids: skipped. Acted on are
+  // the ids in scope when read AND still in scope when the batch runs.
+  const visible = auth.isSuperAdmin
+    ? ids
+    : (
+        await db
+          .selectFrom('users')
+          .select('id')
+          .where('id', 'in', idList(ids))
+          .where(userInScope(auth.userId, sql.ref('users.id'), sql.ref('users.org_id')))
+          .execute()
+      ).map((r) => r.id);
+  if (visible.length === 0) return;
+  await assertMayTouchSuperAdmin(deps, auth, { userIds: visible }, ONLY_SUPER.delete);
+  const targets = auth.isSuperAdmin
+    ? idList(visible)
+    : sql<number>`(SELECT dv.id FROM users dv WHERE dv.id IN ${idList(visible)} AND ${userInScope(auth.userId, sql.ref('dv.id'), sql.ref('dv.org_id'))})`;
+  await accessWrite(deps, [
+    ...superAdminOnly(deps, auth, { userIds: visible }),
+    ...userAuthorityGuard(deps, auth, targets),
+    db.deleteFrom('sessions').where('user_id', 'in', targets).compile(),
+    db.deleteFrom('user_role').where('user_id', 'in', targets).compile(),
+    db.deleteFrom('users').where('id', 'in', targets).compile(),
     lastSuperAdminGuard(deps),
-  ], { superAdminOnly: ONLY_SUPER.delete });
+  ], { superAdminOnly: ONLY_SUPER.delete, outsideAuthority: USER_OUTSIDE });
 }
 
 /**
@@ -164,12 +242,14 @@ export async function deleteUsers(deps: Deps, auth: AuthUser, ids: number[]) {
 export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: number; status: 'enabled' | 'disabled' }) {
   const { db } = deps;
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
-  await requireUser(deps, input.id);
+  await requireUser(deps, auth, input.id);
   const touch = { userIds: [input.id] };
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.changeStatus);
   const now = isoNow(deps.clock);
   const queries: CompiledQuery[] = [
     ...superAdminOnly(deps, auth, touch),
+    ...userScopeGuard(deps, auth, [input.id]),
+    ...userAuthorityGuard(deps, auth, idList([input.id])),
     db
       .updateTable('users')
       .set((eb) => ({ status: input.status, version: eb('version', '+', 1), updated_at: now }))
@@ -177,7 +257,7 @@ export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: 
       .compile(),
   ];
   if (input.status === 'disabled') queries.push(revokeSessions(deps, [input.id], now), lastSuperAdminGuard(deps));
-  await guardedWrite(deps, queries, { superAdminOnly: ONLY_SUPER.changeStatus });
+  await accessWrite(deps, queries, { superAdminOnly: ONLY_SUPER.changeStatus, outOfScope: 'User not found', outsideAuthority: USER_OUTSIDE });
 }
 
 /**
@@ -187,16 +267,18 @@ export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: 
  */
 export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: number; newPassword: string }) {
   const { db } = deps;
-  const user = await requireUser(deps, input.id);
+  const user = await requireUser(deps, auth, input.id);
   const touch = { userIds: [input.id] };
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.resetPassword);
   assertPasswordAllowed(input.newPassword, user.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
   const hash = await deps.hasher.hash(input.newPassword);
   const now = isoNow(deps.clock);
-  await guardedWrite(
+  await accessWrite(
     deps,
     [
       ...superAdminOnly(deps, auth, touch),
+      ...userScopeGuard(deps, auth, [input.id]),
+      ...userAuthorityGuard(deps, auth, idList([input.id])),
       db
         .updateTable('users')
         .set((eb) => ({ password_hash: hash, version: eb('version', '+', 1), updated_at: now }))
@@ -204,7 +286,7 @@ export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: num
         .compile(),
       revokeSessions(deps, [input.id], now),
     ],
-    { superAdminOnly: ONLY_SUPER.resetPassword },
+    { superAdminOnly: ONLY_SUPER.resetPassword, outOfScope: 'User not found', outsideAuthority: USER_OUTSIDE },
   );
 }
 
@@ -213,19 +295,30 @@ export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: num
  * super admin may grant or revoke the superAdmin role or change a holder's roles (403).
  */
 export async function grantRoles(deps: Deps, auth: AuthUser, input: { userId: number; roleIds: number[] }) {
-  await requireUser(deps, input.userId);
+  await requireUser(deps, auth, input.userId);
   const touch = { userIds: [input.userId], roleIds: input.roleIds };
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.grantRole);
+  await assertNotSelfPromotion(deps, auth, input.userId, { roleIds: input.roleIds });
   await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.userId, input.roleIds));
-  const queries = [...superAdminOnly(deps, auth, touch), ...grantStatements(deps, input.userId, input.roleIds), lastSuperAdminGuard(deps)];
-  await guardedWrite(deps, queries, {
+  const target = idList([input.userId]);
+  const queries = [
+    ...superAdminOnly(deps, auth, touch),
+    ...userScopeGuard(deps, auth, [input.userId]),
+    ...userAuthorityGuard(deps, auth, target),
+    ...grantStatements(deps, input.userId, input.roleIds),
+    ...userAuthorityGuard(deps, auth, target),
+    lastSuperAdminGuard(deps),
+  ];
+  await accessWrite(deps, queries, {
     superAdminOnly: ONLY_SUPER.grantRole,
+    outOfScope: 'User not found',
+    outsideAuthority: USER_OUTSIDE,
     foreignKey: async () => ((await findUser(deps, input.userId)) ? unknownRoles(deps, input.roleIds)() : notFound('User not found')),
   });
 }
 
-export async function ownRoles(deps: Deps, id: number): Promise<number[]> {
-  await requireUser(deps, id);
+export async function ownRoles(deps: Deps, auth: AuthUser, id: number): Promise<number[]> {
+  await requireUser(deps, auth, id);
   const rows = await deps.db.selectFrom('user_role').select('role_id').where('user_id', '=', id).orderBy('role_id').execute();
   return rows.map((r) => r.role_id);
 }

@@ -1,0 +1,121 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Deps } from '../../deps';
+import type { AuthUser } from '../../core/caller';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions';
+
+/**
+ * Data scope as SQL (contract: "Organisations and data scope"). A user's scope is the union over
+ * their enabled roles:
+ *   all          everything (also any enabled superAdmin role)
+ *   orgAndBelow  the user's organisation and everything below it
+ *   org          the user's organisation only
+ *   custom       the role's scopeOrgIds, each with everything below it
+ *   self         the user's own rows
+ * A user whose scope covers no organisation and who has no `all` role sees only themselves.
+ *
+ * Every fragment below takes the user as an SQL value (a bound id, or a column reference) and is
+ * evaluated by SQLite when the statement runs: inside a write batch it judges the state the batch
+ * sees, so a concurrent grant or move cannot slip between a check and the write. "Below" is one
+ * index range of org_closure (ancestor_id = X).
+ */
+
+type UserRef = number | RawBuilder<unknown>;
+
+/** Roles of `u` that count: enabled ones (the user's scope), or all of them (what a target could hold). */
+const roleJoin = (u: UserRef, anyStatus: boolean) =>
+  anyStatus
+    ? sql`user_role sur JOIN roles sr ON sr.id = sur.role_id WHERE sur.user_id = ${u}`
+    : sql`user_role sur JOIN roles sr ON sr.id = sur.role_id WHERE sur.user_id = ${u} AND sr.status = 'enabled'`;
+
+/** `u` sees everything: an `all` role or the superAdmin role. */
+export const scopeAll = (u: UserRef, anyStatus = false) =>
+  sql<boolean>`EXISTS (SELECT 1 FROM ${roleJoin(u, anyStatus)} AND (sr.data_scope = 'all' OR sr.code = ${SUPER_ADMIN_ROLE}))`;
+
+/** `u` has a role (enabled, unless `anyStatus`) of this scope kind. */
+export const hasKind = (u: UserRef, kind: string, anyStatus = false) =>
+  sql<boolean>`EXISTS (SELECT 1 FROM ${roleJoin(u, anyStatus)} AND sr.data_scope = ${kind})`;
+
+/** Organisations whose subtrees `u` sees: their own (orgAndBelow) and their custom lists. */
+const scopeRoots = (u: UserRef, anyStatus: boolean) =>
+  sql<number>`(SELECT su.org_id FROM users su WHERE su.id = ${u} AND su.org_id IS NOT NULL AND ${hasKind(u, 'orgAndBelow', anyStatus)}
+    UNION ALL SELECT rs.org_id FROM role_scope_org rs JOIN ${roleJoin(u, anyStatus)} AND sr.data_scope = 'custom' AND rs.role_id = sr.id)`;
+
+/** `u`'s own organisation when an `org` role covers exactly it. */
+const scopeExact = (u: UserRef, anyStatus: boolean) =>
+  sql<number>`(SELECT su.org_id FROM users su WHERE su.id = ${u} AND su.org_id IS NOT NULL AND ${hasKind(u, 'org', anyStatus)})`;
+
+/** Every organisation id `u` sees (not counting an `all` role), as a subquery. */
+export const scopeOrgs = (u: UserRef, anyStatus = false) =>
+  sql<number>`(SELECT oc.descendant_id FROM org_closure oc WHERE oc.ancestor_id IN ${scopeRoots(u, anyStatus)}
+    UNION SELECT * FROM ${scopeExact(u, anyStatus)})`;
+
+/** `u` sees their own rows: a `self` role, or a scope that covers no organisation at all. */
+export const scopeSelf = (u: UserRef) =>
+  sql<boolean>`(${hasKind(u, 'self', false)} OR NOT EXISTS (SELECT 1 FROM ${scopeOrgs(u)}))`;
+
+/**
+ * Organisation `org` (an SQL value, may be NULL) is in `caller`'s scope, leaving `all` aside.
+ * Correlated form: a few index lookups per row, for detail reads and guards.
+ */
+export const orgInScope = (caller: number, org: RawBuilder<unknown>) =>
+  sql<boolean>`(${org} IN ${scopeExact(caller, false)}
+    OR EXISTS (SELECT 1 FROM org_closure oc WHERE oc.descendant_id = ${org} AND oc.ancestor_id IN ${scopeRoots(caller, false)}))`;
+
+/**
+ * The row of user `userId` (column refs; `orgId` their organisation) is in `caller`'s scope.
+ * THE rule for one user; everything that concerns a user (sessions, logs, files) applies it to
+ * that user.
+ */
+export const userInScope = (caller: number, userId: RawBuilder<unknown>, orgId: RawBuilder<unknown>) =>
+  sql<boolean>`(${scopeAll(caller)} OR ${orgInScope(caller, orgId)} OR (${userId} = ${caller} AND ${scopeSelf(caller)}))`;
+
+/** Users (ids, as a subquery) in `caller`'s scope among `candidates` (an SQL list or subquery). */
+export const usersInScope = (caller: number, candidates: RawBuilder<unknown>) =>
+  sql<number>`(SELECT siu.id FROM users siu WHERE siu.id IN ${candidates} AND ${userInScope(caller, sql.ref('siu.id'), sql.ref('siu.org_id'))})`;
+
+/** A caller's effective scope, read once for page queries (which bind it as plain lists). */
+export interface CallerScope {
+  all: boolean;
+  orgIds: number[];
+  self: boolean;
+}
+
+/** Reads `auth`'s effective scope with one statement (the same fragments as the guards). */
+export async function callerScope(deps: Deps, auth: AuthUser): Promise<CallerScope> {
+  if (auth.isSuperAdmin) return { all: true, orgIds: [], self: true };
+  const c = auth.userId;
+  const q = sql<{ all_: number; orgs: string | null; self_: number }>`SELECT ${scopeAll(c)} AS all_,
+    (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) AS orgs,
+    ${scopeSelf(c)} AS self_`.compile(deps.db);
+  const [row] = await deps.read<{ all_: number; orgs: string | null; self_: number }>(q.sql, q.parameters);
+  if (!row || row.all_ === 1) return { all: true, orgIds: [], self: true };
+  const orgIds = (JSON.parse(row.orgs ?? '[]') as (number | null)[]).filter((id): id is number => id !== null).sort((a, b) => a - b);
+  return { all: false, orgIds, self: row.self_ === 1 };
+}
+
+/**
+ * A page filter for rows concerning a user: `orgCol` in the scope's organisations, or `userCol`
+ * the caller when the scope includes self. `undefined` when the scope is `all` (no filter). The
+ * organisation list is ONE bound JSON parameter (D1 caps parameters at 100 per statement).
+ */
+export function scopeFilter(scope: CallerScope, callerId: number, orgCol: RawBuilder<unknown>, userCol: RawBuilder<unknown>) {
+  if (scope.all) return undefined;
+  const orgs = sql`${orgCol} IN (SELECT value FROM json_each(${JSON.stringify(scope.orgIds)}))`;
+  return scope.self ? sql<boolean>`(${orgs} OR ${userCol} = ${callerId})` : sql<boolean>`${orgs}`;
+}
+
+/** Rows whose user column names a user in scope (sessions, logs, files), as a page filter. */
+export function userColumnFilter(scope: CallerScope, callerId: number, userCol: RawBuilder<unknown>) {
+  if (scope.all) return undefined;
+  const inner = scopeFilter(scope, callerId, sql.ref('sc_u.org_id'), sql.ref('sc_u.id'))!;
+  return sql<boolean>`${userCol} IN (SELECT sc_u.id FROM users sc_u WHERE ${inner})`;
+}
+
+/**
+ * A row concerning the user in `userCol` (a log row's user, a file's creator) is in `caller`'s
+ * scope; a row with no known user (NULL) only under scope `all`. Correlated form, for reads and
+ * writes by id.
+ */
+export const rowOfUserInScope = (caller: number, userCol: RawBuilder<unknown>) =>
+  sql<boolean>`(${scopeAll(caller)} OR EXISTS (SELECT 1 FROM users ru WHERE ru.id = ${userCol}
+    AND ${userInScope(caller, sql.ref('ru.id'), sql.ref('ru.org_id'))}))`;

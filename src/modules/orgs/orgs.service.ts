@@ -1,0 +1,225 @@
+import { sql, type CompiledQuery, type RawBuilder, type Selectable } from 'kysely';
+import type { Deps } from '../../deps';
+import type { OrgsTable } from '../../db/schema';
+import type { AuthUser } from '../../core/caller';
+import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
+import { guardStatement } from '../../db/guards';
+import { isoNow } from '../../core/time';
+import { buildTree } from '../../core/tree';
+import { idList } from '../../db/id-list';
+import { accessWrite } from '../access/access-write';
+import { callerScope, orgInScope, scopeAll } from '../access/data-scope';
+import type { Org, OrgAddInput, OrgEditInput, OrgNode } from './orgs.schemas';
+
+type OrgRow = Selectable<OrgsTable>;
+
+const COLUMNS = ['id', 'parent_id', 'name', 'code', 'sort', 'status', 'remark', 'version', 'created_at', 'updated_at'] as const;
+
+function toOrg(r: OrgRow): Org {
+  return {
+    id: r.id,
+    parentId: r.parent_id,
+    name: r.name,
+    code: r.code,
+    sort: r.sort,
+    status: r.status,
+    remark: r.remark,
+    version: r.version,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+const codeTaken = (code: string) => `code: '${code}' is already taken`;
+const NOT_FOUND = (id: number) => `Organisation ${id} not found`;
+const PARENT_OUTSIDE = 'parentId: outside your data scope (you can only place organisations under one you see)';
+const ROOT_OUTSIDE = 'parentId: only a caller whose data scope is `all` can add or move an organisation to the root';
+
+/** Organisation `org` (SQL value) is visible to the caller: `all`, or in their scope. */
+const visible = (auth: AuthUser, org: RawBuilder<unknown> | number) =>
+  auth.isSuperAdmin ? sql<boolean>`1` : sql<boolean>`(${scopeAll(auth.userId)} OR ${orgInScope(auth.userId, sql`${org}`)})`;
+
+/** Guard: `parentId` is a place the caller may put an organisation (the root needs scope `all`). */
+function parentGuard(deps: Deps, auth: AuthUser, parentId: number): CompiledQuery[] {
+  if (auth.isSuperAdmin) return [];
+  const broken = parentId === 0 ? sql`NOT ${scopeAll(auth.userId)}` : sql`NOT ${visible(auth, parentId)}`;
+  return [guardStatement(deps.db, 'outside_authority', broken)];
+}
+
+async function findVisible(deps: Deps, auth: AuthUser, id: number): Promise<OrgRow | undefined> {
+  return deps.db.selectFrom('orgs').select(COLUMNS).where('id', '=', id).where(visible(auth, sql.ref('orgs.id'))).executeTakeFirst();
+}
+
+/** The organisations in the caller's scope, as a forest (an org whose parent is hidden is a root). */
+export async function orgTree(deps: Deps, auth: AuthUser): Promise<OrgNode[]> {
+  const scope = await callerScope(deps, auth);
+  let q = deps.db.selectFrom('orgs').select(COLUMNS);
+  if (!scope.all) q = q.where('id', 'in', idList(scope.orgIds));
+  const rows = await q.orderBy('sort').orderBy('id').execute();
+  return buildTree(rows.map(toOrg)) as OrgNode[];
+}
+
+export async function orgDetail(deps: Deps, auth: AuthUser, id: number): Promise<Org> {
+  const row = await findVisible(deps, auth, id);
+  if (!row) throw notFound(NOT_FOUND(id));
+  return toOrg(row);
+}
+
+/** Why a parent is refused, checked before the write for a clear answer (the write re-checks). */
+async function assertParent(deps: Deps, auth: AuthUser, parentId: number) {
+  if (parentId === 0) {
+    if (!auth.isSuperAdmin && !(await callerScope(deps, auth)).all) throw forbidden(ROOT_OUTSIDE);
+    return;
+  }
+  const exists = await deps.db.selectFrom('orgs').select('id').where('id', '=', parentId).executeTakeFirst();
+  if (!exists) throw badRequest(`parentId: organisation ${parentId} does not exist`);
+  if (!(await findVisible(deps, auth, parentId))) throw forbidden(PARENT_OUTSIDE);
+}
+
+/** Closure rows for a new org `self` (an SQL value) under `parentId`: itself, and the parent's ancestors. */
+function closureInsert(deps: Deps, self: RawBuilder<unknown>, parentId: number): CompiledQuery {
+  return sql`INSERT INTO org_closure (ancestor_id, descendant_id, depth)
+    SELECT ${self}, ${self}, 0 WHERE ${self} IS NOT NULL
+    UNION ALL SELECT p.ancestor_id, ${self}, p.depth + 1 FROM org_closure p WHERE p.descendant_id = ${parentId} AND ${self} IS NOT NULL`.compile(deps.db);
+}
+
+/**
+ * Adds an organisation under `parentId` (0 = root). The parent must exist and be in the caller's
+ * scope (403; the root only for scope `all`); the code is unique (409). One batch: the row, its
+ * closure rows, and the scope guard evaluated at write time.
+ */
+export async function addOrg(deps: Deps, auth: AuthUser, input: OrgAddInput): Promise<Org> {
+  const { db } = deps;
+  const parentId = input.parentId ?? 0;
+  await assertParent(deps, auth, parentId);
+  if (await db.selectFrom('orgs').select('id').where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst()) {
+    throw conflict(codeTaken(input.code));
+  }
+  const now = isoNow(deps.clock);
+  const parentOk = sql<boolean>`(${parentId} = 0 OR EXISTS (SELECT 1 FROM orgs p WHERE p.id = ${parentId}))`;
+  const newId = sql`(SELECT n.id FROM orgs n WHERE n.code = ${input.code} COLLATE NOCASE)`;
+  await accessWrite(
+    deps,
+    [
+      ...parentGuard(deps, auth, parentId),
+      sql`INSERT INTO orgs (parent_id, name, code, sort, status, remark, version, created_at, updated_at)
+        SELECT ${parentId}, ${input.name}, ${input.code}, ${input.sort ?? 0}, ${input.status ?? 'enabled'}, ${input.remark ?? null}, 1, ${now}, ${now}
+        WHERE ${parentOk}`.compile(db),
+      closureInsert(deps, newId, parentId),
+    ],
+    { unique: codeTaken(input.code), outsideAuthority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE },
+  );
+  const row = await db.selectFrom('orgs').select(COLUMNS).where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst();
+  if (!row) {
+    await assertParent(deps, auth, parentId);
+    throw conflict('parentId: the parent organisation changed meanwhile; reload and try again');
+  }
+  return toOrg(row);
+}
+
+/**
+ * Partial update under the version check. A move needs the new parent in scope (403), never under
+ * the org itself or a descendant (400, also checked inside the write so two crossing moves cannot
+ * build a cycle together); the closure rows of the moved subtree are rewritten in the same batch.
+ */
+export async function editOrg(deps: Deps, auth: AuthUser, input: OrgEditInput): Promise<Org> {
+  const { db } = deps;
+  const cur = await findVisible(deps, auth, input.id);
+  if (!cur) throw notFound(NOT_FOUND(input.id));
+  const stale = 'version: the organisation was changed by someone else; reload and try again';
+  if (cur.version !== input.version) throw conflict(stale);
+  const parentId = input.parentId ?? cur.parent_id;
+  const moving = parentId !== cur.parent_id;
+  if (moving) {
+    if (parentId === input.id) throw badRequest('parentId: an organisation cannot be its own parent');
+    const under = await db.selectFrom('org_closure').select('depth').where('ancestor_id', '=', input.id).where('descendant_id', '=', parentId).executeTakeFirst();
+    if (under) throw badRequest('parentId: an organisation cannot be moved under itself or one of its descendants');
+    await assertParent(deps, auth, parentId);
+  }
+  if (input.code !== undefined && input.code.toLowerCase() !== cur.code.toLowerCase()) {
+    const taken = await db.selectFrom('orgs').select('id').where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst();
+    if (taken) throw conflict(codeTaken(input.code));
+  }
+  const set: Record<string, unknown> = { parent_id: parentId };
+  if (input.name !== undefined) set.name = input.name;
+  if (input.code !== undefined) set.code = input.code;
+  if (input.sort !== undefined) set.sort = input.sort;
+  if (input.status !== undefined) set.status = input.status;
+  if (input.remark !== undefined) set.remark = input.remark;
+  const id = input.id;
+  const queries: CompiledQuery[] = [];
+  if (!auth.isSuperAdmin) queries.push(guardStatement(db, 'out_of_scope', sql`NOT ${visible(auth, id)}`));
+  if (moving) queries.push(...parentGuard(deps, auth, parentId));
+  queries.push(guardStatement(db, 'stale_version', sql`NOT EXISTS (SELECT 1 FROM orgs WHERE id = ${id} AND version = ${input.version})`));
+  if (moving) {
+    queries.push(
+      guardStatement(db, 'org_cycle', sql`EXISTS (SELECT 1 FROM org_closure WHERE ancestor_id = ${id} AND descendant_id = ${parentId})`),
+      // The new parent must exist: else the org would hang under nothing.
+      guardStatement(db, 'out_of_scope', sql`${parentId} <> 0 AND NOT EXISTS (SELECT 1 FROM orgs WHERE id = ${parentId})`),
+    );
+  }
+  queries.push(
+    db
+      .updateTable('orgs')
+      .set((eb) => ({ ...set, version: eb('version', '+', 1), updated_at: isoNow(deps.clock) }))
+      .where('id', '=', id)
+      .compile(),
+  );
+  if (moving) {
+    const subtree = sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = ${id})`;
+    // Cut the subtree from its old ancestors, then hang it under the new parent's ancestors.
+    queries.push(sql`DELETE FROM org_closure WHERE descendant_id IN ${subtree} AND ancestor_id NOT IN ${subtree}`.compile(db));
+    if (parentId !== 0) {
+      queries.push(
+        sql`INSERT INTO org_closure (ancestor_id, descendant_id, depth)
+          SELECT p.ancestor_id, c.descendant_id, p.depth + c.depth + 1
+          FROM org_closure p, org_closure c WHERE p.descendant_id = ${parentId} AND c.ancestor_id = ${id}`.compile(db),
+      );
+    }
+  }
+  await accessWrite(deps, queries, {
+    stale,
+    unique: codeTaken(input.code ?? ''),
+    outOfScope: moving ? `parentId: organisation ${parentId} does not exist` : NOT_FOUND(id),
+    outsideAuthority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE,
+  });
+  return orgDetail(deps, auth, id);
+}
+
+/**
+ * Deletes organisations, all or nothing: every id must exist in the caller's scope (404 otherwise,
+ * as for an unknown id), and none may keep children outside the request or users (400). Custom
+ * scopes that listed a deleted org lose it.
+ */
+export async function deleteOrgs(deps: Deps, auth: AuthUser, ids: number[]): Promise<void> {
+  const { db } = deps;
+  const list = idList(ids);
+  const diagnose = async () => {
+    for (const id of ids) if (!(await findVisible(deps, auth, id))) return notFound(NOT_FOUND(id));
+    const child = await db.selectFrom('orgs').select(['id', 'parent_id']).where('parent_id', 'in', list).where('id', 'not in', idList(ids)).orderBy('id').executeTakeFirst();
+    if (child) return badRequest(`ids: organisation ${child.parent_id} has children (e.g. ${child.id}); delete or move them first`);
+    const user = await db.selectFrom('users').select(['id', 'org_id']).where('org_id', 'in', idList(ids)).orderBy('id').executeTakeFirst();
+    if (user) return badRequest(`ids: organisation ${user.org_id} still has users (e.g. user ${user.id}); move them first`);
+    return undefined;
+  };
+  const early = await diagnose();
+  if (early) throw early;
+  await accessWrite(
+    deps,
+    [
+      guardStatement(db, 'out_of_scope', sql`(SELECT count(*) FROM orgs o WHERE o.id IN ${list} AND ${visible(auth, sql.ref('o.id'))}) <> ${ids.length}`),
+      guardStatement(
+        db,
+        'org_in_use',
+        sql`EXISTS (SELECT 1 FROM orgs c WHERE c.parent_id IN ${list} AND c.id NOT IN ${list}) OR EXISTS (SELECT 1 FROM users u WHERE u.org_id IN ${list})`,
+      ),
+      db.deleteFrom('role_scope_org').where('org_id', 'in', list).compile(),
+      db.deleteFrom('org_closure').where((eb) => eb.or([eb('descendant_id', 'in', list), eb('ancestor_id', 'in', list)])).compile(),
+      db.deleteFrom('orgs').where('id', 'in', list).compile(),
+    ],
+    {
+      outOfScope: 'ids: an organisation was removed meanwhile; reload and try again',
+      inUse: 'ids: an organisation gained children or users meanwhile; reload and try again',
+    },
+  );
+}
