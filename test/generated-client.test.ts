@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 const run = (cmd: string, args: string[]) => {
-  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', timeout: 280_000 });
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 };
 
@@ -37,7 +37,7 @@ describe('client generated with openapi-typescript + openapi-fetch', () => {
     expect(types).toContain('sysUser_page: {'); // operations are named by operationId
     expect(types).toMatch(/file: Blob/);
     expect(types).toMatch(/pageNo\?: number/); // defaults stay optional
-  }, 120_000);
+  }, 300_000);
 
   test('the session type-checks with a browser-only tsconfig and uses no casts', () => {
     const source = readFileSync(join(EXAMPLE, 'session.ts'), 'utf8').replace(/\/\/.*$/gm, '');
@@ -45,7 +45,7 @@ describe('client generated with openapi-typescript + openapi-fetch', () => {
     const r = run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(EXAMPLE, 'tsconfig.json')]);
     expect(r.out.trim()).toBe('');
     expect(r.code).toBe(0);
-  }, 120_000);
+  }, 300_000);
 
   test('and it runs: login → user info → page → add → upload → logout', async () => {
     // Imported by path: the root typecheck must not follow it into the generated (gitignored) schema.
