@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { Config } from '../config';
-import { exampleFor } from './openapi-examples';
+import type { Config } from '../config.ts';
+import { exampleFor } from './openapi-examples.ts';
 
 /**
  * The served OpenAPI document. Everything that is the same rule for every operation is derived
