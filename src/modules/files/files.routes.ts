@@ -4,6 +4,7 @@ import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
 import { blobResponse } from './download';
+import type { AuthUser } from '../../core/caller';
 import {
   DownloadQuery,
   FileIdsRequest,
@@ -152,20 +153,22 @@ function makeRoutes<K extends FileKind>(kind: K) {
         body: c.req.raw.body,
         contentType: c.req.header('content-type'),
         contentLength: c.req.header('content-length'),
-        userId: c.var.auth.userId,
+        auth: c.var.auth,
         meta,
       });
       return c.json(okBody(record, c.var.traceId), 200);
     })
-    .openapi(pageRoute, async (c) => c.json(okBody(await pageFiles(c.var.deps, kind, c.req.valid('json')), c.var.traceId), 200))
-    .openapi(detailRoute, async (c) => c.json(okBody(await fileDetail(c.var.deps, kind, c.req.valid('query').id), c.var.traceId), 200))
+    .openapi(pageRoute, async (c) => c.json(okBody(await pageFiles(c.var.deps, c.var.auth, kind, c.req.valid('json')), c.var.traceId), 200))
+    .openapi(detailRoute, async (c) => c.json(okBody(await fileDetail(c.var.deps, c.var.auth, kind, c.req.valid('query').id), c.var.traceId), 200))
     .openapi(deleteRoute, async (c) => {
-      await deleteFiles(c.var.deps, kind, c.req.valid('json').ids);
+      await deleteFiles(c.var.deps, c.var.auth, kind, c.req.valid('json').ids);
       return c.json(okBody(null, c.var.traceId), 200);
     })
     .openapi(fetchRoute, async (c) => {
       const deps = c.var.deps;
-      const row = await downloadRow(deps, kind, c.req.valid('query').id);
+      // A bearer request is scoped to the caller; a signed link (no auth) was only handed to one who saw the record.
+      const auth = c.get('auth') as AuthUser | undefined;
+      const row = await downloadRow(deps, kind, c.req.valid('query').id, auth);
       return blobResponse(blobStore(deps), row, c.req.raw.headers) as never;
     });
 }

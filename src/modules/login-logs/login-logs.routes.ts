@@ -46,8 +46,8 @@ const clearRoute = guarded(
 );
 
 export const loginLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await loginLogPage(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(pageRoute, async (c) => c.json(okBody(await loginLogPage(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
   .openapi(deleteRoute, async (c) =>
-    c.json(okBody({ deleted: await deleteLoginLogs(c.var.deps, c.req.valid('json').ids) }, c.var.traceId), 200),
+    c.json(okBody({ deleted: await deleteLoginLogs(c.var.deps, c.var.auth, c.req.valid('json').ids) }, c.var.traceId), 200),
   )
-  .openapi(clearRoute, async (c) => c.json(okBody({ deleted: await clearLoginLogs(c.var.deps) }, c.var.traceId), 200));
+  .openapi(clearRoute, async (c) => c.json(okBody({ deleted: await clearLoginLogs(c.var.deps, c.var.auth) }, c.var.traceId), 200));

@@ -63,7 +63,7 @@ const clearRoute = guarded(
 );
 
 export const opLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await opLogPage(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(detailRoute, async (c) => c.json(okBody(await opLogDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(deleteRoute, async (c) => c.json(okBody({ deleted: await deleteOpLogs(c.var.deps, c.req.valid('json').ids) }, c.var.traceId), 200))
-  .openapi(clearRoute, async (c) => c.json(okBody({ deleted: await clearOpLogs(c.var.deps) }, c.var.traceId), 200));
+  .openapi(pageRoute, async (c) => c.json(okBody(await opLogPage(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(detailRoute, async (c) => c.json(okBody(await opLogDetail(c.var.deps, c.var.auth, c.req.valid('query').id), c.var.traceId), 200))
+  .openapi(deleteRoute, async (c) => c.json(okBody({ deleted: await deleteOpLogs(c.var.deps, c.var.auth, c.req.valid('json').ids) }, c.var.traceId), 200))
+  .openapi(clearRoute, async (c) => c.json(okBody({ deleted: await clearOpLogs(c.var.deps, c.var.auth) }, c.var.traceId), 200));
