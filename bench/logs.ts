@@ -1,11 +1,12 @@
 /**
  * Page-query latency over big tables, measured through app.request() in one process (the router,
  * auth, validation, SQL and JSON are all in; the socket is not): sysLoginLog/page over N login-log
- * rows and, when the users module is mounted, sysUser/page over M users.
+ * rows, sysOpLog/page over N op-log rows and, when the users module is mounted, sysUser/page over M users — every
+ * filter and every sort field of each.
  * `bun bench/logs.ts [rows=1000000] [users=100000] [iterations=200]`; `npm run bench logs` runs it too.
  */
 import { makeTestApp } from '../test/support/app';
-import { seedLoginLogs, seedUsers, seededLoginName } from './seed-logs';
+import { seedLoginLogs, seedOpLogs, seedUsers, seededLoginName } from './seed-logs';
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
@@ -14,6 +15,7 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200) {
   const endMs = t.clock.now();
   console.log(`\nseeded ${users} users in ${seedUsers(t.sqlite, users, { endMs }).toFixed(0)} ms`);
   console.log(`seeded ${rows} login-log rows in ${seedLoginLogs(t.sqlite, rows, { endMs, names: users }).toFixed(0)} ms`);
+  console.log(`seeded ${rows} op-log rows in ${seedOpLogs(t.sqlite, rows, { endMs, operators: 1000 }).toFixed(0)} ms`);
   t.sqlite.run('ANALYZE');
   const token = await t.login();
   const daysAgo = (d: number) => new Date(endMs - d * 86_400_000).toISOString().slice(0, 10);
@@ -33,6 +35,32 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200) {
         ['first page, searchCount=false', { searchCount: false }],
         ['deep page 5,000, searchCount=false', { pageNo: 5000, searchCount: false }],
         ['broad prefix, searchCount=false', { params: { loginName: 'user0' }, searchCount: false }],
+        ['sort loginName asc', { sortField: 'loginName', sortOrder: 'asc' }],
+        ['sort ip', { sortField: 'ip' }],
+        ['sort status', { sortField: 'status' }],
+        ['status failure, sort loginName', { params: { status: 'failure' }, sortField: 'loginName' }],
+        ['loginName filter, sort ip', { params: { loginName: seededLoginName(4242) }, sortField: 'ip' }],
+      ],
+    ],
+    [
+      '/app/sysOpLog/page',
+      [
+        ['first page', {}],
+        ['deep page 5,000', { pageNo: 5000 }],
+        ['module filter', { params: { module: 'sysUser' } }],
+        ['module + action filter', { params: { module: 'sysUser', action: 'edit' } }],
+        ['action filter', { params: { action: 'delete' } }],
+        ['operatorName (one operator)', { params: { operatorName: seededLoginName(42) } }],
+        ['status 409', { params: { status: 409 } }],
+        ['date range (one month)', { params: month }],
+        ['module filter, date range', { params: { module: 'sysRole', ...month } }],
+        ['sort module', { sortField: 'module' }],
+        ['sort operatorName', { sortField: 'operatorName' }],
+        ['sort status', { sortField: 'status' }],
+        ['sort durationMs', { sortField: 'durationMs' }],
+        ['module filter, sort durationMs', { params: { module: 'sysUser' }, sortField: 'durationMs' }],
+        ['status 409, sort operatorName', { params: { status: 409 }, sortField: 'operatorName' }],
+        ['module filter, searchCount=false', { params: { module: 'sysUser' }, searchCount: false }],
       ],
     ],
     [
@@ -43,6 +71,11 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200) {
         ['loginName filter', { params: { loginName: seededLoginName(4242) } }],
         ['status disabled', { params: { status: 'disabled' } }],
         ['date range (one month)', { params: month }],
+        ['sort loginName', { sortField: 'loginName' }],
+        ['sort nickName', { sortField: 'nickName' }],
+        ['sort updatedAt', { sortField: 'updatedAt' }],
+        ['sort lastLoginAt', { sortField: 'lastLoginAt' }],
+        ['status disabled, sort loginName', { params: { status: 'disabled' }, sortField: 'loginName' }],
       ],
     ],
   ];

@@ -94,3 +94,37 @@ export function seedUsers(sqlite: Database, m: number, opts: { endMs?: number; s
   })();
   return performance.now() - started;
 }
+
+const OP_MODULES = ['sysUser', 'sysRole', 'sysMenu', 'sysFile', 'sysImage', 'sysLoginLog', 'sysOpLog', 'sysOnlineUser', 'sysBackup', 'sysLoginUser'];
+const OP_ACTIONS = ['add', 'edit', 'delete', 'changeStatus', 'resetPassword', 'grantRole', 'upload', 'clear', 'forceLogout', 'updateInfo'];
+
+/** Inserts `n` op_log rows over `operators` seeded users, spread over the year before `endMs`; returns ms. */
+export function seedOpLogs(sqlite: Database, n: number, opts: { operators?: number; endMs?: number; seed?: number } = {}): number {
+  const started = performance.now();
+  const operators = opts.operators ?? 1000;
+  const end = opts.endMs ?? Date.now();
+  const start = end - YEAR_MS;
+  const rnd = lcg(opts.seed ?? 99);
+  const insert = sqlite.prepare(
+    `INSERT INTO op_log (module, action, method, path, operator_id, operator_name, ip, user_agent, params, status, error_msg, duration_ms, trace_id, created_at)
+     VALUES (?, ?, 'POST', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  sqlite.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const module = OP_MODULES[Math.floor(rnd() * OP_MODULES.length)]!;
+      const action = OP_ACTIONS[Math.floor(rnd() * OP_ACTIONS.length)]!;
+      const op = 1 + Math.floor(rnd() * operators);
+      const r = rnd();
+      const status = r < 0.9 ? 200 : r < 0.95 ? 400 : r < 0.98 ? 403 : 409;
+      const at = new Date(start + Math.floor(((i + rnd()) * YEAR_MS) / n)).toISOString();
+      insert.run(
+        module, action, `/app/${module}/${action}`, op, seededLoginName(op),
+        `10.${Math.floor(rnd() * 256)}.${Math.floor(rnd() * 256)}.${1 + Math.floor(rnd() * 254)}`,
+        USER_AGENTS[Math.floor(rnd() * USER_AGENTS.length)]![0], '{"id":1}', status,
+        status === 200 ? null : 'Request parameter error', Math.floor(rnd() * 200),
+        (i.toString(16) + '0'.repeat(32)).slice(0, 32), at,
+      );
+    }
+  })();
+  return performance.now() - started;
+}

@@ -2,15 +2,13 @@ import { describe, expect, test } from 'bun:test';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { createApp } from '../src/app';
 import { configWith } from '../src/config';
-import type { Deps } from '../src/deps';
-import { createKeys } from '../src/core/keys';
 import { jsonLogger } from '../src/core/log';
 import type { Database } from '../src/db/schema';
 import { migrate } from '../src/adapters/bun/migrate';
 import { openSqlite } from '../src/adapters/bun/sqlite';
 import { MAX_BOUND_PARAMS } from '../src/core/ports';
-import { D1Dialect, d1Atomic, d1Read, toD1Values } from '../src/adapters/workers/d1-dialect';
-import { workersClient } from '../src/adapters/workers/client';
+import { D1Dialect, d1Atomic, toD1Values } from '../src/adapters/workers/d1-dialect';
+import { workersDeps } from '../src/adapters/workers/deps';
 import { bootstrapAdmin } from '../src/modules/users/bootstrap';
 import { ADMIN_PASSWORD, fastHasher } from './support/app';
 import { d1Shim } from './support/d1-shim';
@@ -82,19 +80,12 @@ describe('D1 dialect', () => {
   });
 
   test('the app runs over the D1 dialect: bootstrap, login, profile write with op log, logout', async () => {
-    const { db, d1, sqlite } = setup();
-    const deps: Deps = {
-      config: configWith({ CAPTCHA_ENABLED: 'false', ADMIN_PASSWORD, LOG_REQUESTS: 'false' }),
-      db,
-      atomic: d1Atomic(d1),
-      read: d1Read(d1),
-      hasher: fastHasher(),
-      clock: { now: () => Date.now() },
-      ids: { uuid: () => crypto.randomUUID() },
-      log: jsonLogger('error', () => {}),
-      keys: createKeys(new TextEncoder().encode('test-secret-test-secret-test-secret-0123')),
-      client: workersClient,
-    };
+    const { d1, sqlite } = setup();
+    // The Worker's own deps factory over the shim (CF-Connecting-IP, no R2), with a cheap hasher.
+    const deps = workersDeps(
+      { config: configWith({ CAPTCHA_ENABLED: 'false', ADMIN_PASSWORD, LOG_REQUESTS: 'false' }), d1, secret: 'test-secret-test-secret-test-secret-0123' },
+      { hasher: fastHasher(), log: jsonLogger('error', () => {}) },
+    );
     expect((await bootstrapAdmin(deps)).created).toBe(true);
     const app = createApp(deps);
     const headers = { 'content-type': 'application/json', 'cf-connecting-ip': '203.0.113.9' };

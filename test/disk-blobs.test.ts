@@ -89,4 +89,17 @@ describe('disk blob store', () => {
     expect(await store.purgeStaging(Date.now() - 3600_000)).toBe(1);
     expect(filesUnder(join(root, 'tmp'))).toEqual(['fresh']);
   });
+
+  test('list(after) yields keys in ascending order after the given one (the orphan sweep resumes there)', async () => {
+    const keys: string[] = [];
+    for (let i = 0; i < 40; i++) keys.push(await put(new TextEncoder().encode(`ordered ${i}`)));
+    const all: string[] = [];
+    for await (const e of store.list()) all.push(e.key);
+    expect(all).toEqual([...all].sort());
+    for (const k of keys) expect(all).toContain(k);
+    const from = all[17]!;
+    const rest: string[] = [];
+    for await (const e of store.list(from)) rest.push(e.key);
+    expect(rest).toEqual(all.slice(18));
+  });
 });

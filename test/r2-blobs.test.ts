@@ -41,18 +41,24 @@ class FakeBucket implements R2BucketLike {
   async delete(keys: string | string[]) {
     for (const k of Array.isArray(keys) ? keys : [keys]) this.objects.delete(k);
   }
-  async list(options?: { prefix?: string }) {
+  async list(options?: { prefix?: string; startAfter?: string }) {
+    // As R2: keys in ascending order, after startAfter when given.
     const objects = [...this.objects.entries()]
-      .filter(([k]) => k.startsWith(options?.prefix ?? ''))
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .filter(([k]) => k.startsWith(options?.prefix ?? '') && (options?.startAfter === undefined || k > options.startAfter))
       .map(([key, o]) => ({ key, size: o.bytes.byteLength, uploaded: o.uploaded }));
     return { objects, truncated: false };
   }
   async createMultipartUpload(key: string): Promise<R2MultipartUploadLike> {
     const parts = new Map<number, Uint8Array>();
     return {
-      uploadPart: async (n: number, value: Uint8Array): Promise<R2UploadedPartLike> => {
-        this.partSizes.push(value.byteLength);
-        parts.set(n, value.slice());
+      uploadPart: async (n: number, value: Uint8Array | ReadableStream): Promise<R2UploadedPartLike> => {
+        if (value instanceof ReadableStream && !(value as { knownLength?: number }).knownLength) {
+          throw new Error('Provided readable stream must have a known length');
+        }
+        const bytes = value instanceof Uint8Array ? value.slice() : new Uint8Array(await new Response(value).arrayBuffer());
+        this.partSizes.push(bytes.byteLength);
+        parts.set(n, bytes);
         return { partNumber: n, etag: `e${n}` };
       },
       complete: async (uploaded: R2UploadedPartLike[]) => {
@@ -103,7 +109,7 @@ describe('R2 blob store (in-memory binding)', () => {
     expect(await store.head(key)).toEqual({ size: data.byteLength });
   });
 
-  test('a large upload goes through a multipart staging object in 8 MiB parts and is copied at commit', async () => {
+  test('a large upload goes through a multipart staging object in 5 MiB parts and is copied at commit', async () => {
     const bucket = new FakeBucket();
     const store = r2BlobStore(bucket);
     const data = randomBytes(2 * R2_PART_BYTES + 12345);
@@ -155,5 +161,25 @@ describe('R2 blob store (in-memory binding)', () => {
     await expect(store.get('../secret')).rejects.toThrow();
     await store.delete(key);
     expect(await store.head(key)).toBeNull();
+  });
+
+  test('list(after) resumes in key order after a given key (the orphan sweep\'s cursor)', async () => {
+    const store = r2BlobStore(new FakeBucket());
+    const keys: string[] = [];
+    for (const text of ['a', 'b', 'c', 'd']) {
+      const data = new TextEncoder().encode(text);
+      const key = await sha256Hex(data);
+      await (await store.stage(chunkedStream(data))).commit(key);
+      keys.push(key);
+    }
+    keys.sort();
+    const listed = async (after?: string) => {
+      const out: string[] = [];
+      for await (const e of store.list(after)) out.push(e.key);
+      return out;
+    };
+    expect(await listed()).toEqual(keys);
+    expect(await listed(keys[1])).toEqual(keys.slice(2));
+    expect(await listed(keys[3])).toEqual([]);
   });
 });

@@ -289,7 +289,7 @@ function suite() {
       for (const body of [
         { roleId: id, menuIds: ['3'] },
         { roleId: id, menuIds: [0] },
-        { roleId: id, menuIds: Array.from({ length: 101 }, (_, i) => i + 1) },
+        { roleId: id, menuIds: Array.from({ length: 1001 }, (_, i) => i + 1) },
         { roleId: id },
         { roleId: '1 OR 1=1', menuIds: [] },
         { roleId: id, menuIds: [], extra: 1 },

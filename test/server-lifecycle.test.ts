@@ -59,7 +59,7 @@ describe('start-up failures: one line naming the variable, the cause and the fix
     closeSync(fd);
     const r = runEntry({ ...p, ADMIN_PASSWORD: PASSWORD });
     expect(r.status).toBe(78);
-    expect(r.lines).toHaveLength(1);
+    expect(r.lines, r.stderr).toHaveLength(1);
     // quick_check either lists the damage or stops at it with SQLITE_CORRUPT.
     expect(r.lines[0]).toMatch(new RegExp(`^DATABASE_PATH=${p.DATABASE_PATH} (failed its quick_check|is corrupt) \\(`));
     expect(r.lines[0]).toContain('restore it from a backup (npm run restore -- <archive>)');

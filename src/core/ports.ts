@@ -39,6 +39,10 @@ export interface Ids {
   uuid(): string;
 }
 
+/** The real clock and ids, what every runtime's deps use unless a test pins them. */
+export const systemClock: Clock = { now: () => Date.now() };
+export const randomIds: Ids = { uuid: () => crypto.randomUUID() };
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
@@ -72,8 +76,11 @@ export interface BlobStore {
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
   head(key: string): Promise<{ size: number } | null>;
   delete(key: string): Promise<void>;
-  /** Committed keys with their write time (ms), for the orphan sweep. */
-  list(): AsyncIterable<{ key: string; modifiedAt: number }>;
+  /**
+   * Committed keys with their write time (ms), in ascending key order, starting after `after`
+   * (all when omitted), so the orphan sweep can stop anywhere and resume there on its next run.
+   */
+  list(after?: string): AsyncIterable<{ key: string; modifiedAt: number }>;
   /** Removes temporary objects of uploads interrupted before `before` (ms); returns how many. */
   purgeStaging(before: number): Promise<number>;
 }

@@ -14,6 +14,7 @@ export interface Database {
   op_log: OpLogTable;
   blobs: BlobsTable;
   files: FilesTable;
+  maintenance_cursors: { name: string; position: string; updated_at: string };
   orgs: OrgsTable;
   org_closure: { ancestor_id: number; descendant_id: number; depth: number };
   role_scope_org: { role_id: number; org_id: number };

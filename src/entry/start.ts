@@ -5,16 +5,13 @@ import process from 'node:process';
 import { createApp } from '../app';
 import { parseConfig, type Config } from '../config';
 import type { ClientFacts, Deps } from '../deps';
-import { createKeys } from '../core/keys';
 import { errorFields, jsonLogger } from '../core/log';
-import type { Logger } from '../core/ports';
-import { nodeArgon2Hasher } from '../adapters/server/argon2';
-import { diskBlobStore } from '../adapters/server/disk-blobs';
+import { serverDeps } from '../adapters/server/deps';
 import { migrate } from '../adapters/server/migrate';
-import type { OpenSqlite, SqliteBinding } from '../adapters/server/sqlite-binding';
-import { classifyServerError, diskStorageProbe } from '../adapters/server/storage';
+import type { OpenSqlite } from '../adapters/server/sqlite-binding';
+import { diskStorageProbe } from '../adapters/server/storage';
 import { serverBackupArchives } from '../adapters/server/backup-archive';
-import { createLifecycle, type Lifecycle } from '../core/readiness';
+import { createLifecycle } from '../core/readiness';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
 import { cleanup } from '../modules/maintenance/cleanup';
 import { failInterruptedBackups, scheduledBackup } from '../modules/backups/backups.service';
@@ -62,26 +59,6 @@ function loadSecret(config: Config): Uint8Array {
   const secret = readFileSync(file, 'utf8').trim();
   if (secret.length < 32) fail(`Invalid configuration: the stored secret in ${file} is too short; delete it to generate a new one`);
   return new TextEncoder().encode(secret);
-}
-
-/** The one place the server's Deps are assembled (the same portable adapters on every runtime). */
-function serverDeps(config: Config, log: Logger, sqlite: SqliteBinding, client: ClientFacts, lifecycle: Lifecycle): Deps {
-  return {
-    config,
-    db: sqlite.db,
-    atomic: sqlite.atomic,
-    read: sqlite.read,
-    hasher: nodeArgon2Hasher(),
-    blobs: diskBlobStore(config.FILES_DIR),
-    clock: { now: () => Date.now() },
-    ids: { uuid: () => crypto.randomUUID() },
-    log,
-    keys: createKeys(loadSecret(config)),
-    client,
-    lifecycle,
-    storage: diskStorageProbe({ databasePath: config.DATABASE_PATH, filesDir: config.FILES_DIR }),
-    classifyError: classifyServerError,
-  };
 }
 
 async function bootstrap(deps: Deps) {
@@ -140,7 +117,10 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
     sqlite.close();
     throw e;
   }
-  const deps = serverDeps(config, log, sqlite, runtime.client, lifecycle);
+  const deps = serverDeps(
+    { config, sqlite, secret: loadSecret(config), client: runtime.client },
+    { log, lifecycle, storage: diskStorageProbe({ databasePath: config.DATABASE_PATH, filesDir: config.FILES_DIR }) },
+  );
   deps.backups = serverBackupArchives({ dir: config.BACKUP_DIR, sql: sqlite.sql, openSqlite: runtime.openSqlite, blobs: deps.blobs! });
   await step({ name: 'BACKUP_DIR', value: config.BACKUP_DIR }, () => mkdirSync(config.BACKUP_DIR, { recursive: true }));
   await step(dbPath, () => failInterruptedBackups(deps));
@@ -158,9 +138,18 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
   lifecycle.state = 'ready';
   log.log('info', 'listening', { url: server.url, docs: config.DOCS_ENABLED ? '/docs' : 'off', runtime: runtime.name });
 
-  const sweep = () =>
+  // Each cleanup run is bounded; when it leaves work (a backlog of logs, a large store) the next
+  // run follows in a few seconds instead of at the next interval.
+  let soon: ReturnType<typeof setTimeout> | undefined;
+  const sweep = (): Promise<void> =>
     cleanup(deps)
-      .then((counts) => log.log('debug', 'cleanup', counts))
+      .then((counts) => {
+        log.log('debug', 'cleanup', counts);
+        if (counts.more) {
+          soon = setTimeout(sweep, 5_000);
+          (soon as { unref?: () => void }).unref?.();
+        }
+      })
       .catch((err) => log.log('error', 'cleanup failed', errorFields(err)));
   void sweep();
   const timer = setInterval(sweep, 10 * 60_000);
@@ -175,6 +164,7 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
 
   const closeDatabase = () => {
     clearInterval(timer);
+    clearTimeout(soon);
     clearInterval(backupTimer);
     // Fold the WAL back into the database file, so the file alone is a complete copy once stopped.
     try {

@@ -82,7 +82,8 @@ export async function step<T>(subject: Subject, fn: () => T | Promise<T>, opts: 
 
 /** Prints the one line (and, at LOG_LEVEL=debug, the stack of the cause) and exits with 78. */
 export function exitOnStartupError(err: unknown, logLevel: string | undefined): never {
-  console.error(explainStartupError(err));
+  // One line, whatever the cause's text holds (SQLite's check reports span lines).
+  console.error(explainStartupError(err).replace(/\s*\n\s*/g, ' '));
   if (logLevel === 'debug') {
     const cause = err instanceof StartupError && err.cause ? err.cause : err;
     console.error((cause as Error)?.stack ?? String(cause));

@@ -1,18 +1,15 @@
-import { Kysely } from 'kysely';
 import { createApp } from '../app';
 import { ConfigError, parseConfig } from '../config';
 import type { Deps } from '../deps';
-import type { Database } from '../db/schema';
 import { AppError, ERRORS } from '../core/errors';
 import { errorBody } from '../core/envelope';
-import { createKeys } from '../core/keys';
-import { errorFields, jsonLogger } from '../core/log';
+import { errorFields } from '../core/log';
 import { newTraceId } from '../http/trace';
-import { useCompiledWasm, wasmArgon2Hasher } from '../adapters/workers/argon2-wasm';
+import { useCompiledWasm } from '../adapters/workers/argon2-wasm';
 import type { CfProperties, D1Database, ScheduledController, WorkerExecutionContext } from '../adapters/workers/bindings';
-import { workersClient, type WorkerRequestEnv } from '../adapters/workers/client';
-import { D1Dialect, d1Atomic, d1Read } from '../adapters/workers/d1-dialect';
-import { r2BlobStore, type R2BucketLike } from '../adapters/workers/r2-blobs';
+import type { WorkerRequestEnv } from '../adapters/workers/client';
+import { workersDeps } from '../adapters/workers/deps';
+import type { R2BucketLike } from '../adapters/workers/r2-blobs';
 import { bootstrapAdmin } from '../modules/users/bootstrap';
 import { cleanup } from '../modules/maintenance/cleanup';
 
@@ -54,19 +51,8 @@ function build(env: Env, options: WorkerOptions): Isolate {
   }
   if (!env.FILES) console.warn(line('warn', 'FILES (the R2 binding) is missing from wrangler.toml: file and image routes answer 500'));
   if (options.wasm) void useCompiledWasm(options.wasm);
-  const deps: Deps = {
-    config,
-    db: new Kysely<Database>({ dialect: new D1Dialect(env.DB) }),
-    atomic: d1Atomic(env.DB),
-    read: d1Read(env.DB),
-    hasher: wasmArgon2Hasher(),
-    blobs: env.FILES ? r2BlobStore(env.FILES) : undefined,
-    clock: { now: () => Date.now() },
-    ids: { uuid: () => crypto.randomUUID() },
-    log: jsonLogger(config.LOG_LEVEL),
-    keys: createKeys(new TextEncoder().encode(config.JWT_SECRET)),
-    client: workersClient,
-  };
+  // JWT_SECRET was checked above.
+  const deps = workersDeps({ config, d1: env.DB, files: env.FILES, secret: config.JWT_SECRET! });
   return { ok: true, deps, app: createApp(deps) };
 }
 

@@ -2,17 +2,17 @@ import type { Database as Sqlite } from 'bun:sqlite';
 import { createApp } from '../../src/app';
 import { configWith } from '../../src/config';
 import type { Deps } from '../../src/deps';
-import { createKeys } from '../../src/core/keys';
 import { jsonLogger } from '../../src/core/log';
 import type { PasswordHasher } from '../../src/core/ports';
 import { nodeArgon2Hasher } from '../../src/adapters/server/argon2';
 import { diskBlobStore } from '../../src/adapters/server/disk-blobs';
 import { scratchDir } from './tmp-root';
 import { migrate } from '../../src/adapters/bun/migrate';
-import { bunAtomic, bunKysely, bunRead, openSqlite } from '../../src/adapters/bun/sqlite';
-import { Kysely } from 'kysely';
+import { bunSqliteBinding, openSqlite } from '../../src/adapters/bun/sqlite';
+import { serverDeps } from '../../src/adapters/server/deps';
+import { workersDeps } from '../../src/adapters/workers/deps';
 import type { D1Database } from '../../src/adapters/workers/bindings';
-import { D1Dialect, d1Atomic, d1Read } from '../../src/adapters/workers/d1-dialect';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema';
 import { freshD1 } from './workerd';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap';
@@ -53,31 +53,10 @@ export interface TestAppOptions {
 
 type SqlValue = string | number | null;
 
-/** The database side of a test app on either runtime. */
-interface Store {
-  db: Kysely<Database>;
-  atomic: Deps['atomic'];
-  read: Deps['read'];
-  rows<T>(sql: string, params: SqlValue[]): Promise<T[]>;
-}
+/** Plain SQL on the test app's database, on either runtime. */
+type RowsOf = <T>(sql: string, params: SqlValue[]) => Promise<T[]>;
 
-function bunStore(sqlite: Sqlite): Store {
-  return {
-    db: bunKysely(sqlite),
-    atomic: bunAtomic(sqlite),
-    read: bunRead(sqlite),
-    rows: async <T>(sql: string, params: SqlValue[]) => sqlite.query(sql).all(...params) as T[],
-  };
-}
-
-function d1Store(d1: D1Database): Store {
-  return {
-    db: new Kysely<Database>({ dialect: new D1Dialect(d1) }),
-    atomic: d1Atomic(d1),
-    read: d1Read(d1),
-    rows: async <T>(sql: string, params: SqlValue[]) => ((await d1.prepare(sql).bind(...params).all<T>()).results ?? []) as T[],
-  };
-}
+const TEST_SECRET = 'test-secret-test-secret-test-secret-0123';
 
 /**
  * A fresh app over its own database with migrations applied and the admin bootstrapped: bun:sqlite
@@ -90,36 +69,35 @@ export async function makeTestApp(opts: TestAppOptions & { runtime: 'd1' }): Pro
 export async function makeTestApp(opts: TestAppOptions): Promise<AnyTestApp>;
 export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp> {
   const config = configWith({ CAPTCHA_ENABLED: 'false', ADMIN_PASSWORD, LOG_REQUESTS: 'false', ...opts.env });
-  let sqlite: Sqlite | undefined;
-  let d1: D1Database | undefined;
-  let store: Store;
-  if (opts.runtime === 'd1') {
-    d1 = await freshD1();
-    store = d1Store(d1);
-  } else {
-    sqlite = openSqlite(opts.databasePath ?? ':memory:', { busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS });
-    migrate(sqlite);
-    store = bunStore(sqlite);
-  }
-  const { db } = store;
   const clock = testClock();
   // Blobs go to a fresh folder per app (removed after the run by test/support/teardown.ts).
   const filesDir = scratchDir('files');
   const lines = opts.logLines ?? [];
-  const deps: Deps = {
-    config,
-    db,
-    atomic: store.atomic,
-    read: store.read,
+  // The runtime's own deps factory, with what tests pin: the clock, a cheap hasher, scratch blobs,
+  // captured logs, the client address from X-Test-Ip, and the server's error classifier.
+  const pinned: Partial<Deps> = {
     hasher: opts.hasher ?? fastHasher(),
     blobs: diskBlobStore(filesDir),
     clock,
-    ids: { uuid: () => crypto.randomUUID() },
     log: jsonLogger('debug', (l) => lines.push(l)),
-    keys: createKeys(new TextEncoder().encode('test-secret-test-secret-test-secret-0123')),
     client: { socketAddress: (req) => req.headers.get('x-test-ip') ?? '127.0.0.1' },
     classifyError: classifyServerError,
   };
+  let sqlite: Sqlite | undefined;
+  let d1: D1Database | undefined;
+  let deps: Deps;
+  let rowsOf: RowsOf;
+  if (opts.runtime === 'd1') {
+    const db1 = (d1 = await freshD1());
+    deps = workersDeps({ config, d1: db1, secret: TEST_SECRET }, pinned);
+    rowsOf = async <T>(sql: string, params: SqlValue[]) => ((await db1.prepare(sql).bind(...params).all<T>()).results ?? []) as T[];
+  } else {
+    const lite = (sqlite = openSqlite(opts.databasePath ?? ':memory:', { busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS }));
+    migrate(lite);
+    deps = serverDeps({ config, sqlite: bunSqliteBinding(lite), secret: new TextEncoder().encode(TEST_SECRET), client: pinned.client! }, pinned);
+    rowsOf = async <T>(sql: string, params: SqlValue[]) => lite.query(sql).all(...params) as T[];
+  }
+  const { db } = deps;
   await bootstrapAdmin(deps);
   const app = createApp(deps);
 
@@ -143,7 +121,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   }
 
   /** Rows of a plain SQL query on the app's database, on either runtime. */
-  const rows = <T = Record<string, any>>(sql: string, ...params: SqlValue[]) => store.rows<T>(sql, params);
+  const rows = <T = Record<string, any>>(sql: string, ...params: SqlValue[]) => rowsOf<T>(sql, params);
   /** The first row, or null. */
   const row = async <T = Record<string, any>>(sql: string, ...params: SqlValue[]) => (await rows<T>(sql, ...params))[0] ?? null;
   /** A write straight to the database, behind the app's back (races, corrupt rows). */

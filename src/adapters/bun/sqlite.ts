@@ -4,7 +4,7 @@ import { BunSqliteDialect } from 'kysely-bun-sqlite';
 import type { Atomic, ReadSql } from '../../core/ports';
 import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements';
 import type { Database as Schema } from '../../db/schema';
-import { serverPragmas, type OpenSqlite, type SqlExec } from '../server/sqlite-binding';
+import { serverPragmas, type OpenSqlite, type SqlExec, type SqliteBinding } from '../server/sqlite-binding';
 
 /** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
 export function openSqlite(path: string, opts: { exclusive?: boolean; busyTimeoutMs?: number } = {}): Database {
@@ -69,8 +69,10 @@ export function bunSqlExec(sqlite: Database): SqlExec {
 }
 
 /** The start-up's view of one bun:sqlite database (see SqliteBinding). */
-export const openBunSqlite: OpenSqlite = (path, opts) => {
-  const sqlite = openSqlite(path, opts);
+export const openBunSqlite: OpenSqlite = (path, opts) => bunSqliteBinding(openSqlite(path, opts));
+
+/** The app's ports over an opened bun:sqlite database (what serverDeps takes). */
+export function bunSqliteBinding(sqlite: Database): SqliteBinding {
   return {
     db: bunKysely(sqlite),
     atomic: bunAtomic(sqlite),
@@ -78,4 +80,4 @@ export const openBunSqlite: OpenSqlite = (path, opts) => {
     sql: bunSqlExec(sqlite),
     close: () => sqlite.close(),
   };
-};
+}

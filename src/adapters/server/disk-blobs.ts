@@ -106,13 +106,15 @@ export function diskBlobStore(root: string): BlobStore {
       assertKey(key);
       await unlinkQuiet(pathOf(key));
     },
-    async *list() {
-      for (const a of await readdirQuiet(root)) {
-        if (!HEX2.test(a)) continue;
-        for (const b of await readdirQuiet(join(root, a))) {
-          if (!HEX2.test(b)) continue;
-          for (const key of await readdirQuiet(join(root, a, b))) {
-            if (!KEY.test(key) || !key.startsWith(a + b)) continue;
+    async *list(after = '') {
+      // Sorted at each level, and folders wholly before `after` skipped, so keys come in order.
+      const sorted = async (path: string) => (await readdirQuiet(path)).sort();
+      for (const a of await sorted(root)) {
+        if (!HEX2.test(a) || a < after.slice(0, 2)) continue;
+        for (const b of await sorted(join(root, a))) {
+          if (!HEX2.test(b) || a + b < after.slice(0, 4)) continue;
+          for (const key of await sorted(join(root, a, b))) {
+            if (!KEY.test(key) || !key.startsWith(a + b) || key <= after) continue;
             const s = await stat(join(root, a, b, key)).catch(() => null);
             if (s) yield { key, modifiedAt: s.mtimeMs };
           }

@@ -17,7 +17,7 @@ export interface R2UploadedPartLike {
   etag: string;
 }
 export interface R2MultipartUploadLike {
-  uploadPart(partNumber: number, value: Uint8Array): Promise<R2UploadedPartLike>;
+  uploadPart(partNumber: number, value: Uint8Array | ReadableStream): Promise<R2UploadedPartLike>;
   complete(parts: R2UploadedPartLike[]): Promise<R2ObjectLike>;
   abort(): Promise<void>;
 }
@@ -26,7 +26,7 @@ export interface R2BucketLike {
   get(key: string, options?: { range?: { offset: number; length: number } }): Promise<R2ObjectBodyLike | null>;
   put(key: string, value: ReadableStream | Uint8Array, options?: { sha256?: string }): Promise<R2ObjectLike | null>;
   delete(keys: string | string[]): Promise<void>;
-  list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<{
+  list(options?: { prefix?: string; cursor?: string; limit?: number; startAfter?: string }): Promise<{
     objects: R2ObjectLike[];
     truncated: boolean;
     cursor?: string;
@@ -40,8 +40,23 @@ declare const FixedLengthStream: new (length: number) => TransformStream<Uint8Ar
 const KEY = /^[0-9a-f]{64}$/;
 const BLOB_PREFIX = 'blobs/';
 const STAGING_PREFIX = 'staging/';
-/** R2 multipart parts must be at least 5 MiB (except the last); this is also the memory bound. */
-export const R2_PART_BYTES = 8 * 1024 * 1024;
+/** R2's smallest multipart part (every part but the last); also the most one upload holds in memory. */
+export const R2_PART_BYTES = 5 * 1024 * 1024;
+
+/** `chunks` (exactly `length` bytes in all) as a stream R2 accepts: a streamed body needs its length up front. */
+function lengthStream(chunks: Uint8Array[], length: number): ReadableStream<Uint8Array> {
+  const { readable, writable } = new FixedLengthStream(length);
+  const writer = writable.getWriter();
+  void (async () => {
+    try {
+      for (const c of chunks) await writer.write(c);
+      await writer.close();
+    } catch (e) {
+      await writer.abort(e).catch(() => undefined);
+    }
+  })();
+  return readable;
+}
 
 function assertKey(key: string) {
   if (!KEY.test(key)) throw new Error('r2-blobs: key must be a sha256 hex string');
@@ -49,42 +64,52 @@ function assertKey(key: string) {
 
 /**
  * Blobs in an R2 bucket under `blobs/<sha256>`. R2 has no rename and a streamed put needs a known
- * length, so a stage keeps up to one part (8 MiB) in memory: small uploads are put straight under
- * their content key at commit; larger ones go to `staging/<uuid>` as a multipart upload and are
- * copied under the content key at commit (a second pass inside R2, still streamed).
+ * length, so a stage holds the bytes received since the last part, as the chunks that arrived (memory
+ * grows with the upload, never allocated up front) and at most one part (5 MiB): small uploads are
+ * put straight under their content key at commit; larger ones go to `staging/<uuid>` as a multipart
+ * upload in 5 MiB parts and are copied under the content key at commit (inside R2, streamed).
  */
 export function r2BlobStore(bucket: R2BucketLike): BlobStore {
   const objectKey = (key: string) => BLOB_PREFIX + key;
 
   async function stage(body: ReadableStream<Uint8Array>): Promise<StagedBlob> {
     const reader = body.getReader();
-    let buffer = new Uint8Array(R2_PART_BYTES);
-    let filled = 0;
+    let held: Uint8Array[] = [];
+    let heldBytes = 0;
     let size = 0;
-    let upload: { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null = null;
+    // Assigned inside sendPart; the cast keeps TypeScript from narrowing it to null below.
+    let upload = null as { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null;
+    const sendPart = async () => {
+      if (!upload) {
+        const key = STAGING_PREFIX + crypto.randomUUID();
+        upload = { key, mp: await bucket.createMultipartUpload(key), parts: [] };
+      }
+      const chunks = held;
+      const length = heldBytes;
+      held = [];
+      heldBytes = 0;
+      upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, lengthStream(chunks, length)));
+    };
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
         size += value.byteLength;
-        let off = 0;
-        while (off < value.byteLength) {
-          const n = Math.min(value.byteLength - off, buffer.byteLength - filled);
-          buffer.set(value.subarray(off, off + n), filled);
-          filled += n;
-          off += n;
-          if (filled === buffer.byteLength) {
-            if (!upload) {
-              const key = STAGING_PREFIX + crypto.randomUUID();
-              upload = { key, mp: await bucket.createMultipartUpload(key), parts: [] };
-            }
-            upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, buffer));
-            buffer = new Uint8Array(R2_PART_BYTES);
-            filled = 0;
-          }
+        // A view into a larger buffer (a parser's input chunk) is copied, so it does not keep that alive.
+        let chunk = value.byteLength === value.buffer.byteLength ? value : value.slice();
+        while (heldBytes + chunk.byteLength >= R2_PART_BYTES) {
+          const n = R2_PART_BYTES - heldBytes;
+          held.push(chunk.subarray(0, n));
+          heldBytes += n;
+          chunk = chunk.subarray(n);
+          await sendPart();
+        }
+        if (chunk.byteLength > 0) {
+          held.push(chunk);
+          heldBytes += chunk.byteLength;
         }
       }
-      if (upload && filled > 0) upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, buffer.subarray(0, filled)));
+      if (upload && heldBytes > 0) await sendPart();
       if (upload) await upload.mp.complete(upload.parts);
     } catch (e) {
       await reader.cancel(e).catch(() => undefined);
@@ -93,14 +118,14 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
     }
 
     const staged = upload?.key ?? null;
-    const small = staged ? null : buffer.subarray(0, filled);
+    const small = staged ? null : held;
     return {
       size,
       async commit(key) {
         assertKey(key);
         if (await bucket.head(objectKey(key))) return;
         if (small) {
-          await bucket.put(objectKey(key), small);
+          await bucket.put(objectKey(key), lengthStream(small, size));
           return;
         }
         const source = await bucket.get(staged!);
@@ -131,10 +156,12 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
       assertKey(key);
       await bucket.delete(objectKey(key));
     },
-    async *list() {
+    async *list(after) {
       let cursor: string | undefined;
+      // R2 lists in key order; startAfter resumes where an earlier sweep stopped.
+      const start = after ? { startAfter: objectKey(after) } : {};
       do {
-        const page = await bucket.list({ prefix: BLOB_PREFIX, ...(cursor ? { cursor } : {}), limit: 1000 });
+        const page = await bucket.list({ prefix: BLOB_PREFIX, ...(cursor ? { cursor } : start), limit: 1000 });
         for (const o of page.objects) {
           const key = o.key.slice(BLOB_PREFIX.length);
           if (KEY.test(key)) yield { key, modifiedAt: o.uploaded.getTime() };

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps';
 import type { BlobStore } from '../../core/ports';
+import type { Budget } from '../maintenance/budget';
 
 /*
  * Reference counting between the `blobs` table and the blob store. The invariant is "never a row
@@ -49,28 +50,41 @@ async function deleteBlobIfUnreferenced(deps: Deps, store: BlobStore, key: strin
 }
 
 const HOUR = 3_600_000;
+/** Unreferenced blob rows removed per run at most. */
+const DUE_PER_RUN = 100;
+/** Stored keys compared with the blobs table per statement (D1 binds at most 100 parameters). */
+const ORPHAN_CHECK = 100;
+const ORPHAN_CURSOR = 'blob_orphans';
 
 /**
- * The blob sweep (run by the scheduled cleanup): blob rows unreferenced for longer than
- * BLOB_GRACE_HOURS go with their content; stored blobs without a row that are older than the grace
- * period too (a crash between writing a blob and its rows); temporary files of interrupted uploads
- * older than an hour.
+ * The blob sweep (run by the scheduled cleanup, within its budget): blob rows unreferenced for
+ * longer than BLOB_GRACE_HOURS go with their content; stored blobs without a row that are older than
+ * the grace period too (a crash between writing a blob and its rows); temporary files of
+ * interrupted uploads older than an hour. The store is walked in key order from where the previous
+ * run stopped (maintenance_cursors), so no run lists the whole bucket; after the last key the next
+ * run starts over.
  */
-export async function cleanupBlobs(deps: Deps): Promise<Record<string, number>> {
+export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts: Record<string, number>; more: boolean }> {
   const store = deps.blobs;
-  if (!store) return {};
+  if (!store) return { counts: {}, more: false };
   const { db } = deps;
   const now = deps.clock.now();
   const grace = deps.config.BLOB_GRACE_HOURS * HOUR;
   const expired = new Date(now - grace).toISOString();
+  let more = false;
+
   let unreferenced = 0;
-  const due = await db
-    .selectFrom('blobs')
-    .select('sha256')
-    .where('ref_count', '=', 0)
-    .where('unreferenced_at', '<', expired)
-    .execute();
+  const dueLimit = Math.min(DUE_PER_RUN, Math.floor((budget.limit - budget.used - 1) / 2));
+  const due =
+    dueLimit > 0 && budget.take()
+      ? await db.selectFrom('blobs').select('sha256').where('ref_count', '=', 0).where('unreferenced_at', '<', expired).limit(dueLimit).execute()
+      : [];
+  if (due.length === dueLimit) more = true;
   for (const { sha256 } of due) {
+    if (!budget.take(2)) {
+      more = true;
+      break;
+    }
     const removed = await withBlobLock(store, sha256, async () => {
       // Re-checked in the statement: an upload may have revived the row since the select.
       const gone = await db
@@ -87,22 +101,55 @@ export async function cleanupBlobs(deps: Deps): Promise<Record<string, number>> 
     if (removed) unreferenced++;
   }
 
+  // Orphans: reading and saving the cursor take 2 calls; each check 1, each removal 2.
   let orphans = 0;
-  let batch: string[] = [];
-  const flush = async () => {
-    if (!batch.length) return;
-    const known = new Set(
-      (await db.selectFrom('blobs').select('sha256').where('sha256', 'in', batch).execute()).map((r) => r.sha256),
-    );
-    for (const key of batch) if (!known.has(key) && (await deleteBlobIfUnreferenced(deps, store, key))) orphans++;
-    batch = [];
-  };
-  for await (const { key, modifiedAt } of store.list()) {
-    if (modifiedAt >= now - grace) continue;
-    batch.push(key);
-    if (batch.length >= 100) await flush();
-  }
-  await flush();
-  const staging = await store.purgeStaging(now - HOUR);
-  return { blobsUnreferenced: unreferenced, blobsOrphaned: orphans, blobsStaging: staging };
+  let staging = 0;
+  if (budget.take(2)) {
+    const saved = await db.selectFrom('maintenance_cursors').select('position').where('name', '=', ORPHAN_CURSOR).executeTakeFirst();
+    let position = saved?.position ?? '';
+    let batch: string[] = [];
+    let finished = true;
+    let listed = 0;
+    /** Checks `batch` and removes its orphans; false when the budget ran out (position stays before the batch). */
+    const flush = async (): Promise<boolean> => {
+      if (!batch.length) return true;
+      if (!budget.take()) return false;
+      const known = new Set((await db.selectFrom('blobs').select('sha256').where('sha256', 'in', batch).execute()).map((r) => r.sha256));
+      for (const key of batch) {
+        if (!known.has(key)) {
+          if (!budget.take(2)) return false;
+          if (await deleteBlobIfUnreferenced(deps, store, key)) orphans++;
+        }
+        position = key;
+      }
+      batch = [];
+      return true;
+    };
+    for await (const { key, modifiedAt } of store.list(position)) {
+      // A listing call per 1000 keys (R2's page size) counts against the budget too.
+      if (listed++ % 1000 === 0 && !budget.take()) {
+        finished = false;
+        break;
+      }
+      // Too young to judge (its rows may be on their way); when the run stops it may be listed again.
+      if (modifiedAt >= now - grace) {
+        if (!batch.length) position = key;
+        continue;
+      }
+      batch.push(key);
+      if (batch.length >= ORPHAN_CHECK && !(await flush())) {
+        finished = false;
+        break;
+      }
+    }
+    if (finished && !(await flush())) finished = false;
+    more ||= !finished;
+    await db
+      .insertInto('maintenance_cursors')
+      .values({ name: ORPHAN_CURSOR, position: finished ? '' : position, updated_at: new Date(now).toISOString() })
+      .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ position: eb.ref('excluded.position'), updated_at: eb.ref('excluded.updated_at') })))
+      .execute();
+  } else more = true;
+  if (budget.take()) staging = await store.purgeStaging(now - HOUR);
+  return { counts: { blobsUnreferenced: unreferenced, blobsOrphaned: orphans, blobsStaging: staging }, more };
 }

@@ -1,38 +1,61 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps';
 import { isoNow } from '../../core/time';
 import { cleanupBlobs } from '../files/blob-refs';
+import { Budget, DELETE_CHUNK, RUN_BUDGET } from './budget';
 
 const DAY = 86_400_000;
 
+type SweptTable = 'captchas' | 'sessions' | 'rate_limits' | 'login_log' | 'op_log';
+const KEY_COLUMN: Record<SweptTable, string> = { captchas: 'key', sessions: 'id', rate_limits: 'key', login_log: 'id', op_log: 'id' };
+
 /**
- * Periodic housekeeping, run by the Bun entry on an interval and by the Workers cron trigger:
- * expired captchas, sessions past expiry (or revoked a day ago), stale rate-limit windows, and
- * log rows older than LOG_RETENTION_DAYS (0 keeps them forever), and orphaned or unreferenced blobs.
+ * Deletes the rows of `table` matching `where` in chunks of DELETE_CHUNK, one statement per chunk,
+ * while the budget lasts. The condition is a cut-off in time, so a later run simply continues.
+ * Returns the rows deleted and whether rows may remain.
  */
-export async function cleanup(deps: Deps) {
-  const { db, clock, config } = deps;
+async function chunkedDelete(deps: Deps, budget: Budget, table: SweptTable, where: RawBuilder<unknown>) {
+  const key = sql.ref(KEY_COLUMN[table]);
+  let deleted = 0;
+  while (budget.take()) {
+    const r = await sql`DELETE FROM ${sql.table(table)} WHERE ${key} IN (SELECT ${key} FROM ${sql.table(table)} WHERE ${where} LIMIT ${DELETE_CHUNK})`.execute(deps.db);
+    const n = Number(r.numAffectedRows ?? 0n);
+    deleted += n;
+    if (n < DELETE_CHUNK) return { deleted, more: false };
+  }
+  return { deleted, more: true };
+}
+
+/**
+ * Periodic housekeeping, run by the server's timer and by the Workers cron trigger: expired
+ * captchas, sessions past expiry (or revoked a day ago), stale rate-limit windows, log rows older
+ * than LOG_RETENTION_DAYS (0 keeps them forever), and blobs (see cleanupBlobs). Each run is bounded
+ * (RUN_BUDGET statements and blob calls, deletes in chunks) and resumable; `more: 1` in the result
+ * says the next run has work left (the Bun timer then runs again soon).
+ */
+export async function cleanup(deps: Deps, budget = new Budget(RUN_BUDGET)): Promise<Record<string, number>> {
+  const { clock, config } = deps;
   const now = isoNow(clock);
+  const dayAgo = isoNow(clock, -DAY);
   const counts: Record<string, number> = {};
-  const n = (r: { numDeletedRows: bigint }[]) => Number(r[0]?.numDeletedRows ?? 0n);
-  counts.captchas = n(await db.deleteFrom('captchas').where('expires_at', '<=', now).execute());
-  counts.sessions = n(
-    await db
-      .deleteFrom('sessions')
-      .where((eb) => eb.or([eb('expires_at', '<=', now), eb('revoked_at', '<=', isoNow(clock, -DAY))]))
-      .execute(),
-  );
-  counts.rateLimits = n(
-    await db
-      .deleteFrom('rate_limits')
-      .where('window_start', '<=', isoNow(clock, -DAY))
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-      .execute(),
-  );
+  let more = false;
+  const sweep = async (name: string, table: SweptTable, where: RawBuilder<unknown>) => {
+    const r = await chunkedDelete(deps, budget, table, where);
+    counts[name] = r.deleted;
+    more ||= r.more;
+  };
+  await sweep('captchas', 'captchas', sql`expires_at <= ${now}`);
+  await sweep('sessions', 'sessions', sql`expires_at <= ${now} OR revoked_at <= ${dayAgo}`);
+  await sweep('rateLimits', 'rate_limits', sql`window_start <= ${dayAgo} AND (locked_until IS NULL OR locked_until <= ${now})`);
   if (config.LOG_RETENTION_DAYS > 0) {
     const cutoff = isoNow(clock, -config.LOG_RETENTION_DAYS * DAY);
-    counts.loginLog = n(await db.deleteFrom('login_log').where('created_at', '<', cutoff).execute());
-    counts.opLog = n(await db.deleteFrom('op_log').where('created_at', '<', cutoff).execute());
+    await sweep('loginLog', 'login_log', sql`created_at < ${cutoff}`);
+    await sweep('opLog', 'op_log', sql`created_at < ${cutoff}`);
   }
-  Object.assign(counts, await cleanupBlobs(deps));
+  const blobs = await cleanupBlobs(deps, budget);
+  more ||= blobs.more;
+  Object.assign(counts, blobs.counts);
+  counts.calls = budget.used;
+  counts.more = more ? 1 : 0;
   return counts;
 }

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
-import { StatusSchema } from '../../core/schemas';
+import { StatusSchema, grantIdsSchema } from '../../core/schemas';
 import { DataScopeSchema, RoleSchema } from './role.model';
 
 export const ROLE_CODE_FORMAT = /^[A-Za-z][A-Za-z0-9_]{1,63}$/;
@@ -12,10 +12,7 @@ const roleFields = {
   status: StatusSchema,
   remark: z.string().trim().max(255, 'must be at most 255 characters').nullable(),
   dataScope: DataScopeSchema,
-  scopeOrgIds: z
-    .array(idSchema, { message: 'must be an array of ids' })
-    .max(1000, 'must contain at most 1000 ids')
-    .transform((ids) => [...new Set(ids)]),
+  scopeOrgIds: grantIdsSchema,
 };
 
 export const AddRoleRequest = z
@@ -49,14 +46,11 @@ export const EditRoleRequest = z
     description: "Partial update; `version` must be the one read (stale → 409). The superAdmin role's code cannot change.",
   });
 
-/** Menu ids of a grant: 0..100 positive safe integers, duplicates folded (an empty list revokes all). */
+/** Menu ids of a grant (grantIdsSchema: up to 1000). */
 export const GrantMenuRequest = z
   .strictObject({
     roleId: idSchema,
-    menuIds: z
-      .array(idSchema, { message: 'must be an array of ids' })
-      .max(100, 'must contain at most 100 ids')
-      .transform((ids) => [...new Set(ids)]),
+    menuIds: grantIdsSchema,
   })
   .openapi('GrantMenuRequest');
 

@@ -1,17 +1,14 @@
 import { z } from '@hono/zod-openapi';
 import { dateRangeParams, idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
 import { PASSWORD_MAX_LENGTH } from '../../core/password-policy';
-import { StatusSchema, idsRequest, statusRequest } from '../../core/schemas';
+import { StatusSchema, grantIdsSchema, idsRequest, statusRequest } from '../../core/schemas';
 import { LoginNameSchema, UserSchema, selfProfileFields } from './user.model';
 
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
 const nullableText = (max: number) => text(max).nullable().optional();
 
-/** Role ids of a grant: 0..100 positive safe integers, duplicates folded (an empty list revokes all). */
-export const roleIdsSchema = z
-  .array(idSchema, { message: 'must be an array of ids' })
-  .max(100, 'must contain at most 100 ids')
-  .transform((ids) => [...new Set(ids)]);
+/** Role ids of a grant (grantIdsSchema: up to 1000). */
+export const roleIdsSchema = grantIdsSchema;
 
 /** The editable profile fields, shared by add and edit. */
 const profileFields = {

@@ -1,0 +1,44 @@
+import { Kysely } from 'kysely';
+import type { Config } from '../../config';
+import type { Deps } from '../../deps';
+import type { Database } from '../../db/schema';
+import { createKeys } from '../../core/keys';
+import { jsonLogger } from '../../core/log';
+import { randomIds, systemClock } from '../../core/ports';
+import { wasmArgon2Hasher } from './argon2-wasm';
+import type { D1Database } from './bindings';
+import { workersClient } from './client';
+import { D1Dialect, d1Atomic, d1Read } from './d1-dialect';
+import { r2BlobStore, type R2BucketLike } from './r2-blobs';
+
+export interface WorkersDepsInput {
+  config: Config;
+  /** The D1 binding. */
+  d1: D1Database;
+  /** The R2 binding; without it file and image routes answer 500. */
+  files?: R2BucketLike | undefined;
+  /** The secret the purpose-bound keys derive from (JWT_SECRET: required on Workers). */
+  secret: string;
+}
+
+/**
+ * The Deps of a Worker: Kysely over the D1 dialect, batch-based atomic, WASM argon2id, R2 blobs,
+ * CF-Connecting-IP and the `cf` location, the real clock and ids. `more` replaces any of them
+ * (tests). The one place Workers deps are assembled: the Worker entry and the D1 test app use it.
+ */
+export function workersDeps({ config, d1, files, secret }: WorkersDepsInput, more: Partial<Deps> = {}): Deps {
+  return {
+    config,
+    db: new Kysely<Database>({ dialect: new D1Dialect(d1) }),
+    atomic: d1Atomic(d1),
+    read: d1Read(d1),
+    clock: systemClock,
+    ids: randomIds,
+    keys: createKeys(new TextEncoder().encode(secret)),
+    client: workersClient,
+    ...more,
+    hasher: more.hasher ?? wasmArgon2Hasher(),
+    blobs: 'blobs' in more ? more.blobs : files ? r2BlobStore(files) : undefined,
+    log: more.log ?? jsonLogger(config.LOG_LEVEL),
+  };
+}
