@@ -5,7 +5,7 @@
 //       holding only the route's code (GET /app/sysUser/detail?id=1)
 //   (c) GET /app/sysLoginUser/getLoginUserInformation
 // and prints requests/s, p50, p99 and the server's peak RSS of each, plus (b)/(a) and (c)/(a).
-// Also runs bench/logs.ts (1M login-log rows, 100k users: page latencies) and bench/files.ts
+// Also runs bench/scope.ts (data scope: 100k users in ~2,000 orgs, page and guarded read), bench/logs.ts (1M login-log rows, 100k users: page latencies) and bench/files.ts
 // (50 MiB upload/download throughput and server RSS).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -109,7 +109,7 @@ export async function plainUserWith(adminToken: string, code: string, base = `ht
   };
   const menuId = find(((await tree.json()) as any).data);
   if (!menuId) throw new Error(`no menu carries ${code}`);
-  const role = await post('/app/sysRole/add', { name: 'Bench', code: 'bench' }, adminToken, base);
+  const role = await post('/app/sysRole/add', { name: 'Bench', code: 'bench', dataScope: 'all' }, adminToken, base);
   await post('/app/sysRole/grantMenu', { roleId: role.id, menuIds: [menuId] }, adminToken, base);
   await post('/app/sysUser/add', { loginName: 'bench', password: 'Bench-User-Pass-1', roleIds: [role.id] }, adminToken, base);
   return post('/auth/login', { loginName: 'bench', password: 'Bench-User-Pass-1' }, undefined, base).then((d) => d.token as string);
@@ -145,6 +145,7 @@ if (import.meta.main) {
   if (only === 'runtimes') await (await import('./runtimes')).run();
   if (!only || only === 'core') await core();
   if (!only || only === 'logs') await (await import('./logs')).run();
+  if (!only || only === 'scope') await (await import('./scope')).run();
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');

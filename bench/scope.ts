@@ -91,7 +91,8 @@ export async function run(users = 100_000, iterations = 300) {
   console.log(`\nseeded ${levels.flat().length} organisations (${levels.map((l) => l.length).join(' / ')} per level) and ${users} users in ${seeded.toFixed(0)} ms`);
   const admin = await t.login();
   const branch = levels[1]![3]!;
-  const department = levels[2]![17]!;
+  // A level-3 department inside that branch.
+  const department = (t.sqlite.query('SELECT id FROM orgs WHERE parent_id = ? ORDER BY id LIMIT 1').get(branch) as { id: number }).id;
   const tokens = {
     all: await caller(t, admin, 'benchAll', 'all', branch),
     branch: await caller(t, admin, 'benchBranch', 'orgAndBelow', branch),
