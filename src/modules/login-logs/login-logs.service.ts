@@ -32,7 +32,7 @@ async function isBroad(deps: Deps, column: 'login_name' | 'ip', text: string, no
  * walking created_at and filtering, so the page query then hides the prefix from the planner;
  * the count keeps using the prefix index either way.
  */
-export async function loginLogPage(deps: Deps, auth: AuthUser, req: LoginLogPageInput) {
+export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPageInput) {
   const p = req.params;
   // Rows concern the user logging in; rows with no known user only under scope `all`.
   const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));

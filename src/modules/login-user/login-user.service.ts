@@ -9,6 +9,7 @@ import { buildTree } from '../../core/tree';
 import { toUser } from '../users/user.model';
 import { findUser } from '../users/users.repo';
 import { callerScope } from '../access/data-scope';
+import type { ProfileInput } from './login-user.schemas';
 
 export interface RouterMenu {
   id: number;
@@ -104,13 +105,6 @@ export async function loginUserInformation(deps: Deps, auth: AuthUser) {
   // The effective data scope: `all`, or the organisations it covers and whether it includes self.
   const dataScope = scope.all ? { all: true, orgIds: [], self: true } : scope;
   return { user: toUser(user), roles: roles.map((r) => r.code), permissions, menus: tree, org, dataScope };
-}
-
-export interface ProfileInput {
-  nickName?: string | undefined;
-  email?: string | null | undefined;
-  phone?: string | null | undefined;
-  avatar?: string | null | undefined;
 }
 
 export async function updateInfo(deps: Deps, auth: AuthUser, input: ProfileInput) {

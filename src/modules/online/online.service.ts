@@ -13,7 +13,7 @@ import { callerScope, scopeFilter, userInScope } from '../access/data-scope';
 const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`u.login_name COLLATE NOCASE`, ip: 's.ip' };
 
 /** Live sessions only (not revoked, not expired) of users in the caller's data scope, with their login name. */
-export async function onlinePage(deps: Deps, auth: AuthUser, req: OnlinePageInput) {
+export async function pageOnline(deps: Deps, auth: AuthUser, req: OnlinePageInput) {
   let filtered = deps.db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')

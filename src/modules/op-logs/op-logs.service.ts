@@ -44,7 +44,7 @@ function toOpLog(r: Selectable<OpLogTable>): OpLog {
   };
 }
 
-export async function opLogPage(deps: Deps, auth: AuthUser, req: OpLogPageInput) {
+export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput) {
   const p = req.params;
   let filtered = deps.db.selectFrom('op_log');
   const scope = await opScope(deps, auth);
