@@ -143,10 +143,10 @@ async function core() {
 if (import.meta.main) {
   // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd` runs one.
   const only = process.argv[2];
-  if (only === 'runtimes') await (await import('./runtimes')).run();
+  if (only === 'runtimes') await (await import('./runtimes.ts')).run();
   if (!only || only === 'core') await core();
-  if (!only || only === 'logs') await (await import('./logs')).run();
-  if (!only || only === 'scope') await (await import('./scope')).run();
+  if (!only || only === 'logs') await (await import('./logs.ts')).run();
+  if (!only || only === 'scope') await (await import('./scope.ts')).run();
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');

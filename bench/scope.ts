@@ -7,8 +7,8 @@
  *     cost of the scope (goal: < 10%).
  * `bun bench/scope.ts [users=100000] [iterations=300]`; `npm run bench scope` runs it too.
  */
-import { makeTestApp, type TestApp } from '../test/support/app';
-import { seedUsers } from './seed-logs';
+import { makeTestApp, type TestApp } from '../test/support/app.ts';
+import { seedUsers } from './seed-logs.ts';
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 /** Children per node at each level below the root: 1 → 8 → 48 → 336 → 1,680 (2,073 organisations). */

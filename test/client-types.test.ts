@@ -4,9 +4,9 @@
 import { describe, expect, test } from 'bun:test';
 import type { InferRequestType, InferResponseType } from 'hono/client';
 import type { ExtractSchema } from 'hono/types';
-import type { AppType } from '../src/app';
-import { createClient, type Client, type RouterMenu } from '../src/client';
-import { ADMIN_PASSWORD, makeTestApp } from './support/app';
+import type { AppType } from '../src/app.ts';
+import { createClient, type Client, type RouterMenu } from '../src/client.ts';
+import { ADMIN_PASSWORD, makeTestApp } from './support/app.ts';
 
 // --- type-level assertions -------------------------------------------------------------------
 /** Exact type equality (distinguishes optional, readonly and `any`). */
@@ -36,7 +36,7 @@ type ErrorEnvelope = { status: number; msg: string; data: null; traceId: string 
 type Ok<T> = { status: 200; msg: 'SUCCESS'; data: T; traceId: string };
 
 export type LoginBody = Assert<
-  Equal<Flat<InferRequestType<Login>['json']>, { loginName: string; password: string; codeKey?: string | undefined; securityCode?: string | undefined }>
+  Equal<Flat<InferRequestType<Login>['json']>, { loginName: string; password: string; codeKey?: string | null | undefined; securityCode?: string | null | undefined }>
 >;
 export type LoginOk = Assert<
   Equal<InferResponseType<Login, 200>, Ok<{ token: string; tokenType: 'Bearer'; expiresIn: number; expiresAt: string }>>

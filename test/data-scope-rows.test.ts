@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
-import { get, upload } from './support/files';
-import { png } from './support/images';
+import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
+import { get, upload } from './support/files.ts';
+import { png } from './support/images.ts';
 
 /**
  * Data scope on rows that concern a user, on Bun and on a real D1: online sessions (their user),

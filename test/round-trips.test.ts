@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app';
+import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app.ts';
 
 // Database round trips per operation on a REAL D1 (workerd through Miniflare), read from the
 // Server-Timing header every response carries (db;dur=…;desc="N rt"). At the edge each round trip
@@ -54,7 +54,7 @@ describe('D1 round trips per operation (workerd)', () => {
       'guarded detail read': 2,
       'page query (with count)': 2,
       getLoginUserInformation: 2,
-      login: 5, // captcha off
+      login: 4, // captcha off: lock check, slot reservation, user read, one batch
       'add user': 5,
       'edit user': 5,
       'grant role': 5,

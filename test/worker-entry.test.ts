@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, spyOn, test } from 'bun:test';
-import { migrate } from '../src/adapters/bun/migrate';
-import { openSqlite } from '../src/adapters/bun/sqlite';
-import { createWorker } from '../src/entry/worker-handler';
-import { d1Shim } from './support/d1-shim';
+import { migrate } from '../src/adapters/bun/migrate.ts';
+import { openSqlite } from '../src/adapters/bun/sqlite.ts';
+import { createWorker } from '../src/entry/worker-handler.ts';
+import { d1Shim } from './support/d1-shim.ts';
 
 // The Worker's handlers under Bun over a D1-shaped shim: configuration errors, the admin
 // bootstrap rules and the cron handler. The same handlers run in workerd in test/e2e/.
@@ -84,7 +84,7 @@ describe('worker entry', () => {
     const other = createWorker();
     expect((await other.fetch(loginReq(), e)).status).toBe(200);
     expect((sqlite.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(1);
-  });
+  }, 30_000); // two logins with WASM argon2id at production cost: seconds on a loaded machine
 
   test('an unmigrated D1 database: a clear log line, the bootstrap is retried on the next request', async () => {
     const sqlite = openSqlite(':memory:');

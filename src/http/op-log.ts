@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { errorFields } from '../core/log';
-import { clientInfo } from './client';
+import { errorFields } from '../core/log.ts';
+import { clientInfo } from './client.ts';
 
 /**
  * Keys whose values never reach the log. Refused bodies are stored as sent, unknown keys included,
@@ -66,7 +66,7 @@ export const recordOperation: MiddlewareHandler = async (c, next) => {
   await next();
   const [, , module = '', action = ''] = c.req.path.split('/');
   const auth = c.get('auth');
-  const info = clientInfo(deps, c.req.raw, c.env);
+  const info = clientInfo(c);
   const status = c.res.status;
   try {
     await deps.db

@@ -1,20 +1,18 @@
 import type { Context } from 'hono';
-import { AppError } from '../../core/errors';
-import { describeZodError } from '../../http/errors';
+import { AppError } from '../../core/errors.ts';
+import { describeZodError } from '../../http/errors.ts';
 import { createRoute, z } from '@hono/zod-openapi';
-import { guarded } from '../../http/guard';
-import { clientInfo } from '../../http/client';
-import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router';
-import { issueCaptcha } from './captcha.service';
-import { login, loginLogRow, logout } from './login.service';
-import { CaptchaSchema, LoginRequest, LoginResult } from './auth.schemas';
-import { ok, okResponse } from '../../http/respond';
+import { guarded } from '../../http/guard.ts';
+import { clientInfo } from '../../http/client.ts';
+import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { issueCaptcha } from './captcha.service.ts';
+import { login, loginLogRow, logout } from './login.service.ts';
+import { CaptchaSchema, LoginRequest, LoginResult } from './auth.schemas.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 /** Who is attempting: address, device and, on Workers, location. */
 function loginClient(c: Context) {
-  const deps = c.var.deps;
-  const where = deps.client.location?.(c.req.raw, c.env) ?? { country: null, city: null };
-  return { ...clientInfo(deps, c.req.raw, c.env), ...where, traceId: c.var.traceId };
+  return { ...clientInfo(c), traceId: c.var.traceId };
 }
 
 async function refuseLoginBody(c: Context, error: z.ZodError, raw: unknown): Promise<never> {
@@ -65,7 +63,7 @@ const logoutRoute = guarded(
 export const authRoutes = createRouter()
   .openapi(captchaRoute, async (c) => {
     const deps = c.var.deps;
-    return ok(c, await issueCaptcha(deps, clientInfo(deps, c.req.raw, c.env).ip));
+    return ok(c, await issueCaptcha(deps, c.var.client.ip));
   })
   .openapi(
     loginRoute,

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { blobResponse } from './download';
-import type { AuthUser } from '../../core/caller';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { blobResponse } from './download.ts';
+import type { AuthUser } from '../../core/caller.ts';
 import {
   DownloadQuery,
   FileIdsRequest,
@@ -14,9 +14,9 @@ import {
   ImagePageRequest,
   ImageSchema,
   uploadBody,
-} from './files.schemas';
-import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service';
-import { ok, okResponse } from '../../http/respond';
+} from './files.schemas.ts';
+import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const notFound = { 404: errorResponse('No such record') };
 

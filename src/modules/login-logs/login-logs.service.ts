@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps';
-import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
-import type { LoginLogPageInput } from './login-logs.schemas';
-import type { AuthUser } from '../../core/caller';
-import { idList } from '../../db/id-list';
-import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope';
+import type { Deps } from '../../deps.ts';
+import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import type { LoginLogPageInput } from './login-logs.schemas.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { idList } from '../../db/id-list.ts';
+import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',

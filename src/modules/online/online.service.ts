@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps';
-import { runPage, whereContains } from '../../core/pagination';
-import { isoNow } from '../../core/time';
-import type { OnlinePageInput } from './online.schemas';
-import type { AuthUser } from '../../core/caller';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions';
-import { guardStatement } from '../../db/guards';
-import { accessWrite } from '../access/access-write';
-import { userAuthorityGuard } from '../access/containment';
-import { callerScope, scopeFilter, userInScope } from '../access/data-scope';
+import type { Deps } from '../../deps.ts';
+import { runPage, whereContains } from '../../core/pagination.ts';
+import { isoNow } from '../../core/time.ts';
+import type { OnlinePageInput } from './online.schemas.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import { guardStatement } from '../../db/guards.ts';
+import { accessWrite } from '../access/access-write.ts';
+import { userAuthorityGuard } from '../access/containment.ts';
+import { callerScope, scopeFilter, userInScope } from '../access/data-scope.ts';
 
 const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`u.login_name COLLATE NOCASE`, ip: 's.ip' };
 

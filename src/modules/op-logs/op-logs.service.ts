@@ -1,12 +1,12 @@
 import { sql, type Selectable } from 'kysely';
-import type { Deps } from '../../deps';
-import type { OpLogTable } from '../../db/schema';
-import { notFound } from '../../core/errors';
-import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
-import type { OpLog, OpLogPageInput } from './op-logs.schemas';
-import type { AuthUser } from '../../core/caller';
-import { idList } from '../../db/id-list';
-import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope';
+import type { Deps } from '../../deps.ts';
+import type { OpLogTable } from '../../db/schema.ts';
+import { notFound } from '../../core/errors.ts';
+import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { idList } from '../../db/id-list.ts';
+import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
 
 /** Rows concern their operator; rows with no known operator only under scope `all`. */
 const opScope = async (deps: Deps, auth: AuthUser) => userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('op_log.operator_id'));
