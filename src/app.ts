@@ -4,7 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { Deps } from './deps';
 import { AppError, ERRORS, unavailable } from './core/errors';
-import { envelope, errorBody, ErrorEnvelope, okBody } from './core/envelope';
+import { envelope, errorBody, ErrorEnvelope } from './core/envelope';
 import { checkReadiness, NOT_READY_RETRY_AFTER } from './core/readiness';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { createRouter } from './http/router';
@@ -23,6 +23,7 @@ import { opLogRoutes } from './modules/op-logs/op-logs.routes';
 import { orgRoutes } from './modules/orgs/orgs.routes';
 import { roleRoutes } from './modules/roles/roles.routes';
 import { userRoutes } from './modules/users/users.routes';
+import { ok } from './http/respond';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -115,11 +116,11 @@ export function createApp(deps: Deps) {
   app.notFound(notFoundHandler);
 
   const routes = app
-    .openapi(healthRoute, (c) => c.json(okBody({ ok: true as const }, c.var.traceId), 200))
+    .openapi(healthRoute, (c) => ok(c, { ok: true as const }))
     .openapi(readyRoute, async (c) => {
       const report = await checkReadiness(c.var.deps);
       if (!report.ok) throw unavailable(NOT_READY_RETRY_AFTER, `Not ready: ${report.reason}`);
-      return c.json(okBody({ ok: true as const }, c.var.traceId), 200);
+      return ok(c, { ok: true as const });
     })
     .route('/', authRoutes)
     .route('/', loginUserRoutes)

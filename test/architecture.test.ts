@@ -14,6 +14,14 @@ function walk(dir: string): string[] {
   });
 }
 
+/** Runtime globals the core may not use; a property named like one (`job.process`) is fine. */
+const RUNTIME_GLOBAL = /(?<![\w$.])(?:(?:Bun|Deno|process)\s*\.|Buffer\b)/;
+
+/** Source without block and line comments (a `//` inside a string may cut it short; that only hides text). */
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/(^|[^:'"`\\])\/\/[^\n]*/g, '$1');
+}
+
 /** The module specifiers a file imports or re-exports. */
 function importsOf(text: string): string[] {
   return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'";]*?(?:from\s*)?['"]([^'"]+)['"]/g)].map((m) => m[1]!);
@@ -50,6 +58,24 @@ describe('architecture', () => {
       for (const spec of importsOf(readFileSync(file, 'utf8'))) if (/(^|\/)users\//.test(spec)) offenders.push(`${rel}: ${spec}`);
     }
     expect(offenders).toEqual([]);
+  });
+
+  test('core code uses no runtime global: Bun., Deno., process., Buffer (comments aside)', () => {
+    const offenders: string[] = [];
+    for (const file of walk(SRC)) {
+      const rel = relative(SRC, file);
+      if (rel.startsWith('adapters/') || rel.startsWith('entry/')) continue;
+      const m = withoutComments(readFileSync(file, 'utf8')).match(RUNTIME_GLOBAL);
+      if (m) offenders.push(`${rel}: ${m[0]}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  test('the runtime-global check itself catches each global, and not a comment or a property', () => {
+    for (const code of ['Bun.version', 'Deno.env.get("X")', 'const x = process.env.X;', 'Buffer.from(s)', 'x instanceof Buffer'])
+      expect(withoutComments(code)).toMatch(RUNTIME_GLOBAL);
+    for (const code of ['// process.env on Bun', '/* Bun.serve */ const a = 1;', 'job.process.run()', 'const myBuffer = 1;', 'BufferSource'])
+      expect(withoutComments(code)).not.toMatch(RUNTIME_GLOBAL);
   });
 
   test('the import check itself catches a runtime import', () => {

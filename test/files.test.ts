@@ -5,6 +5,7 @@ import { cleanup } from '../src/modules/maintenance/cleanup';
 import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
 import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload } from './support/files';
 import { userWithCodes } from './support/rbac';
+import { answerOf, answerOfUpload, expectGuarded, type GuardedOp } from './support/scenario';
 
 const enc = new TextEncoder();
 let t: AnyTestApp;
@@ -504,21 +505,16 @@ function suite() {
       all = (await userWithCodes(a, ['sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download'], 'filer')).token;
     }, D1_START_MS);
 
-    const ops: [string, (token?: string) => Promise<number>][] = [
-      ['upload', async (token) => (await upload(a, 'sysFile', token, { filename: 'u.txt', data: 'u' })).status],
-      ['page', async (token) => (await a.call('POST', '/app/sysFile/page', { token, body: {} })).status],
-      ['detail', async (token) => (await a.call('GET', `/app/sysFile/detail?id=${id}`, { token })).status],
-      ['download', async (token) => (await get(a, `/app/sysFile/download?id=${id}`, token)).status],
-      ['delete', async (token) => (await a.call('POST', '/app/sysFile/delete', { token, body: { ids: [999_999] } })).status],
+    const ops: GuardedOp[] = [
+      { code: 'sys:file:upload', method: 'POST', path: '/app/sysFile/upload', request: () => ({ send: async (token) => answerOfUpload(await upload(a, 'sysFile', token, { filename: 'u.txt', data: 'u' })) }) },
+      { code: 'sys:file:page', method: 'POST', path: '/app/sysFile/page', request: () => ({ body: {} }) },
+      { code: 'sys:file:detail', method: 'GET', path: '/app/sysFile/detail', request: () => ({ query: `id=${id}` }) },
+      { code: 'sys:file:download', method: 'GET', path: '/app/sysFile/download', request: () => ({ send: async (token) => answerOf(await get(a, `/app/sysFile/download?id=${id}`, token)) }) },
+      { code: 'sys:file:delete', method: 'POST', path: '/app/sysFile/delete', request: () => ({ body: { ids: [999_999] } }) },
     ];
-    for (const [op, run] of ops) {
-      test(`${op}: anonymous 401, without the code 403, with it 200`, async () => {
-        const files = await a.count('files');
-        expect(await run()).toBe(401);
-        expect(await run('not-a-token-at-all')).toBe(401);
-        expect(await run(none)).toBe(403);
-        expect(await a.count('files')).toBe(files);
-        expect(await run(all)).toBe(200);
+    for (const op of ops) {
+      test(`${op.path.split('/')[3]}: anonymous 401, without the code 403, with it 200`, async () => {
+        await expectGuarded(a, op, { refused: none, granted: all }, ['files', 'blobs']);
       });
     }
 

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './support/app';
 import { filesUnder, get, sweepAfterGrace, upload } from './support/files';
 import { userWithCodes } from './support/rbac';
+import { answerOf, answerOfUpload, expectGuarded, type GuardedOp } from './support/scenario';
 import { bytes, gif89, jpeg, png, pngChunk, PNG_SIG, be32, vp8, vp8l, vp8x } from './support/images';
 
 const enc = new TextEncoder();
@@ -227,20 +228,16 @@ describe('permissions', () => {
     none = (await userWithCodes(a, ['sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download'], 'filesonly')).token;
     all = (await userWithCodes(a, ['sys:image:upload', 'sys:image:page', 'sys:image:detail', 'sys:image:delete', 'sys:image:preview'], 'imager')).token;
   });
-  const ops: [string, (token?: string) => Promise<number>][] = [
-    ['upload', async (token) => (await upload(a, 'sysImage', token, { filename: 'u.gif', data: gif89(2, 2) })).status],
-    ['page', async (token) => (await a.call('POST', '/app/sysImage/page', { token, body: {} })).status],
-    ['detail', async (token) => (await a.call('GET', `/app/sysImage/detail?id=${id}`, { token })).status],
-    ['preview', async (token) => (await get(a, `/app/sysImage/preview?id=${id}`, token)).status],
-    ['delete', async (token) => (await a.call('POST', '/app/sysImage/delete', { token, body: { ids: [999_999] } })).status],
+  const ops: GuardedOp[] = [
+    { code: 'sys:image:upload', method: 'POST', path: '/app/sysImage/upload', request: () => ({ send: async (token) => answerOfUpload(await upload(a, 'sysImage', token, { filename: 'u.gif', data: gif89(2, 2) })) }) },
+    { code: 'sys:image:page', method: 'POST', path: '/app/sysImage/page', request: () => ({ body: {} }) },
+    { code: 'sys:image:detail', method: 'GET', path: '/app/sysImage/detail', request: () => ({ query: `id=${id}` }) },
+    { code: 'sys:image:preview', method: 'GET', path: '/app/sysImage/preview', request: () => ({ send: async (token) => answerOf(await get(a, `/app/sysImage/preview?id=${id}`, token)) }) },
+    { code: 'sys:image:delete', method: 'POST', path: '/app/sysImage/delete', request: () => ({ body: { ids: [999_999] } }) },
   ];
-  for (const [op, run] of ops) {
-    test(`${op}: anonymous 401, file codes only 403, image codes 200`, async () => {
-      const files = a.count('files');
-      expect(await run()).toBe(401);
-      expect(await run(none)).toBe(403);
-      expect(a.count('files')).toBe(files);
-      expect(await run(all)).toBe(200);
+  for (const op of ops) {
+    test(`${op.path.split('/')[3]}: anonymous 401, file codes only 403, image codes 200`, async () => {
+      await expectGuarded(a, op, { refused: none, granted: all }, ['files', 'blobs']);
     });
   }
 });

@@ -6,6 +6,7 @@ import { D1Dialect } from '../src/adapters/workers/d1-dialect';
 import type { Database } from '../src/db/schema';
 import { addMenu, deleteMenus, editMenu } from '../src/modules/menus/menus.service';
 import { BAD_IDS, userWithCodes } from './support/rbac-fixture';
+import { expectGuarded, type GuardedOp } from './support/scenario';
 
 let t: AnyTestApp;
 let admin: string;
@@ -43,41 +44,29 @@ async function made(body: Record<string, unknown>) {
 
 function suite() {
   describe('auth table', () => {
-    const ops: [string, string, string, () => Promise<{ body?: unknown; query?: string }>][] = [
-      ['tree', 'GET', '/app/sysMenu/tree', async () => ({})],
-      ['detail', 'GET', '/app/sysMenu/detail', async () => ({ query: '?id=1' })],
-      ['add', 'POST', '/app/sysMenu/add', async () => ({ body: { title: 'Auth probe', type: 'directory' } })],
-      [
-        'edit',
-        'POST',
-        '/app/sysMenu/edit',
-        async () => {
+    const ops: GuardedOp[] = [
+      { code: 'sys:menu:tree', method: 'GET', path: '/app/sysMenu/tree' },
+      { code: 'sys:menu:detail', method: 'GET', path: '/app/sysMenu/detail', request: () => ({ query: 'id=1' }) },
+      { code: 'sys:menu:add', method: 'POST', path: '/app/sysMenu/add', request: () => ({ body: { title: 'Auth probe', type: 'directory' } }) },
+      {
+        code: 'sys:menu:edit',
+        method: 'POST',
+        path: '/app/sysMenu/edit',
+        request: async () => {
           const m = await made({ title: 'Edit probe', type: 'directory' });
           return { body: { id: m.id, version: m.version, title: 'Edited' } };
         },
-      ],
-      [
-        'delete',
-        'POST',
-        '/app/sysMenu/delete',
-        async () => ({ body: { ids: [(await made({ title: 'Delete probe', type: 'directory' })).id] } }),
-      ],
+      },
+      {
+        code: 'sys:menu:delete',
+        method: 'POST',
+        path: '/app/sysMenu/delete',
+        request: async () => ({ body: { ids: [(await made({ title: 'Delete probe', type: 'directory' })).id] } }),
+      },
     ];
-    for (const [action, method, path, prepare] of ops) {
-      test(`${action}: no token 401, no code 403 (nothing changes), granted 200`, async () => {
-        const { body, query = '' } = await prepare();
-        const before = await t.row('SELECT group_concat(id || title || version) AS s FROM menus');
-        const anon = await t.call(method, path + query, { body });
-        expect(anon.status).toBe(401);
-        expect(anon.json).toMatchObject({ status: 401, data: null });
-        const bogus = await t.call(method, path + query, { body, token: 'not.a.jwt-token' });
-        expect(bogus.status).toBe(401);
-        const refused = await t.call(method, path + query, { body, token: nobody });
-        expect(refused.status).toBe(403);
-        expect(await t.row('SELECT group_concat(id || title || version) AS s FROM menus')).toEqual(before);
-        const ok = await t.call(method, path + query, { body, token: granted });
-        expect(ok.status).toBe(200);
-        expect(ok.json.msg).toBe('SUCCESS');
+    for (const op of ops) {
+      test(`${op.code.split(':')[2]}: no token 401, no code 403 (nothing changes), granted 200`, async () => {
+        await expectGuarded(t, op, { refused: nobody, granted }, ['menus', 'role_menu']);
       });
     }
 

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import type { PermissionCode } from '../src/core/permissions';
 import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
 import { USER_PASSWORD, menuIdsFor, snapshot, userWithCodes } from './support/rbac';
+import { expectGuarded, type GuardedOp } from './support/scenario';
 
 let t: AnyTestApp;
 let admin: string;
@@ -34,34 +35,27 @@ const menusOf = async (roleId: number) =>
   (await t.rows<{ menu_id: number }>('SELECT menu_id FROM role_menu WHERE role_id = ? ORDER BY menu_id', roleId)).map((r) => r.menu_id);
 const roleRow = (id: number) => t.row('SELECT * FROM roles WHERE id = ?', id);
 
-interface Op {
-  code: PermissionCode;
-  method: 'GET' | 'POST';
-  path: string;
-  valid: () => Promise<{ body?: unknown; query?: string }>;
-}
-
-const OPS: Op[] = [
-  { code: 'sys:role:page', method: 'POST', path: '/app/sysRole/page', valid: async () => ({ body: {} }) },
-  { code: 'sys:role:list', method: 'GET', path: '/app/sysRole/list', valid: async () => ({}) },
-  { code: 'sys:role:detail', method: 'GET', path: '/app/sysRole/detail', valid: async () => ({ query: 'id=1' }) },
-  { code: 'sys:role:add', method: 'POST', path: '/app/sysRole/add', valid: async () => ({ body: { name: 'A', code: uniq('auth') } }) },
-  { code: 'sys:role:edit', method: 'POST', path: '/app/sysRole/edit', valid: async () => ({ body: { id: await newRoleId(), version: 1, name: 'B' } }) },
-  { code: 'sys:role:delete', method: 'POST', path: '/app/sysRole/delete', valid: async () => ({ body: { ids: [await newRoleId()] } }) },
+const OPS: (GuardedOp & { code: PermissionCode })[] = [
+  { code: 'sys:role:page', method: 'POST', path: '/app/sysRole/page', request: async () => ({ body: {} }) },
+  { code: 'sys:role:list', method: 'GET', path: '/app/sysRole/list', request: async () => ({}) },
+  { code: 'sys:role:detail', method: 'GET', path: '/app/sysRole/detail', request: async () => ({ query: 'id=1' }) },
+  { code: 'sys:role:add', method: 'POST', path: '/app/sysRole/add', request: async () => ({ body: { name: 'A', code: uniq('auth') } }) },
+  { code: 'sys:role:edit', method: 'POST', path: '/app/sysRole/edit', request: async () => ({ body: { id: await newRoleId(), version: 1, name: 'B' } }) },
+  { code: 'sys:role:delete', method: 'POST', path: '/app/sysRole/delete', request: async () => ({ body: { ids: [await newRoleId()] } }) },
   {
     code: 'sys:role:changeStatus',
     method: 'POST',
     path: '/app/sysRole/changeStatus',
-    valid: async () => ({ body: { id: await newRoleId(), status: 'disabled' } }),
+    request: async () => ({ body: { id: await newRoleId(), status: 'disabled' } }),
   },
   // A menu the holder holds itself: a non-super-admin may only grant those (see the escalation tests).
   {
     code: 'sys:role:grantMenu',
     method: 'POST',
     path: '/app/sysRole/grantMenu',
-    valid: async () => ({ body: { roleId: await newRoleId(), menuIds: await menuIdsFor(t, ['sys:role:grantMenu']) } }),
+    request: async () => ({ body: { roleId: await newRoleId(), menuIds: await menuIdsFor(t, ['sys:role:grantMenu']) } }),
   },
-  { code: 'sys:role:ownMenu', method: 'GET', path: '/app/sysRole/ownMenu', valid: async () => ({ query: 'id=1' }) },
+  { code: 'sys:role:ownMenu', method: 'GET', path: '/app/sysRole/ownMenu', request: async () => ({ query: 'id=1' }) },
 ];
 
 function suite() {
@@ -70,20 +64,8 @@ function suite() {
       test(`${op.method} ${op.path} [${op.code}]`, async () => {
         const noCode = await userWithCodes(t, OPS.filter((o) => o.code !== op.code).map((o) => o.code));
         const holder = await userWithCodes(t, [op.code]);
-        const send = async (token?: string) => {
-          const { body, query } = await op.valid();
-          return t.call(op.method, query ? `${op.path}?${query}` : op.path, token ? { token, body } : { body });
-        };
-        expect((await send()).status).toBe(401);
-        const before = await snapshot(t, 'roles', 'role_menu');
-        const refused = await send(noCode.token);
-        expect(refused.status).toBe(403);
-        expect(refused.json).toMatchObject({ status: 403, data: null });
-        // The request-builder may have added a role itself; the refused request added nothing more.
-        if (op.method === 'GET') expect(await snapshot(t, 'roles', 'role_menu')).toBe(before);
-        const granted = await send(holder.token);
-        expect(granted.json.msg).toBe('SUCCESS');
-        expect(granted.status).toBe(200);
+        // The request builder may add a role itself (before the snapshot); the refused request adds nothing more.
+        await expectGuarded(t, op, { refused: noCode.token, granted: holder.token }, ['roles', 'role_menu', 'user_role']);
       });
     }
   });

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import type { PermissionCode } from '../src/core/permissions';
 import { ADMIN_PASSWORD, D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
 import { USER_PASSWORD, snapshot, userWithCodes, withWriteBarrier } from './support/rbac';
+import { expectGuarded, type GuardedOp } from './support/scenario';
 
 let t: AnyTestApp;
 let admin: string;
@@ -37,44 +38,36 @@ async function roleIdsOf(userId: number) {
   return (await t.rows<{ role_id: number }>('SELECT role_id FROM user_role WHERE user_id = ? ORDER BY role_id', userId)).map((r) => r.role_id);
 }
 
-interface Op {
-  code: PermissionCode;
-  method: 'GET' | 'POST';
-  path: string;
-  /** A request that succeeds when made by a holder of the code. */
-  valid: () => Promise<{ body?: unknown; query?: string }>;
-}
-
-const OPS: Op[] = [
-  { code: 'sys:user:page', method: 'POST', path: '/app/sysUser/page', valid: async () => ({ body: {} }) },
-  { code: 'sys:user:detail', method: 'GET', path: '/app/sysUser/detail', valid: async () => ({ query: 'id=1' }) },
-  { code: 'sys:user:add', method: 'POST', path: '/app/sysUser/add', valid: async () => ({ body: { loginName: uniq('auth'), password: USER_PASSWORD } }) },
+const OPS: (GuardedOp & { code: PermissionCode })[] = [
+  { code: 'sys:user:page', method: 'POST', path: '/app/sysUser/page', request: async () => ({ body: {} }) },
+  { code: 'sys:user:detail', method: 'GET', path: '/app/sysUser/detail', request: async () => ({ query: 'id=1' }) },
+  { code: 'sys:user:add', method: 'POST', path: '/app/sysUser/add', request: async () => ({ body: { loginName: uniq('auth'), password: USER_PASSWORD } }) },
   {
     code: 'sys:user:edit',
     method: 'POST',
     path: '/app/sysUser/edit',
-    valid: async () => ({ body: { id: await newUserId(), version: 1, nickName: 'Edited' } }),
+    request: async () => ({ body: { id: await newUserId(), version: 1, nickName: 'Edited' } }),
   },
-  { code: 'sys:user:delete', method: 'POST', path: '/app/sysUser/delete', valid: async () => ({ body: { ids: [await newUserId()] } }) },
+  { code: 'sys:user:delete', method: 'POST', path: '/app/sysUser/delete', request: async () => ({ body: { ids: [await newUserId()] } }) },
   {
     code: 'sys:user:changeStatus',
     method: 'POST',
     path: '/app/sysUser/changeStatus',
-    valid: async () => ({ body: { id: await newUserId(), status: 'disabled' } }),
+    request: async () => ({ body: { id: await newUserId(), status: 'disabled' } }),
   },
   {
     code: 'sys:user:resetPassword',
     method: 'POST',
     path: '/app/sysUser/resetPassword',
-    valid: async () => ({ body: { id: await newUserId(), newPassword: 'Another-Passw0rd-7' } }),
+    request: async () => ({ body: { id: await newUserId(), newPassword: 'Another-Passw0rd-7' } }),
   },
   {
     code: 'sys:user:grantRole',
     method: 'POST',
     path: '/app/sysUser/grantRole',
-    valid: async () => ({ body: { userId: await newUserId(), roleIds: [] } }),
+    request: async () => ({ body: { userId: await newUserId(), roleIds: [] } }),
   },
-  { code: 'sys:user:ownRole', method: 'GET', path: '/app/sysUser/ownRole', valid: async () => ({ query: 'id=1' }) },
+  { code: 'sys:user:ownRole', method: 'GET', path: '/app/sysUser/ownRole', request: async () => ({ query: 'id=1' }) },
 ];
 
 function suite() {
@@ -83,22 +76,7 @@ function suite() {
       test(`${op.method} ${op.path} [${op.code}]`, async () => {
         const noCode = await userWithCodes(t, OPS.filter((o) => o.code !== op.code).map((o) => o.code));
         const holder = await userWithCodes(t, [op.code]);
-        const send = async (token?: string) => {
-          const { body, query } = await op.valid();
-          return t.call(op.method, query ? `${op.path}?${query}` : op.path, token ? { token, body } : { body });
-        };
-        const anon = await send();
-        expect(anon.status).toBe(401);
-        expect(anon.json).toMatchObject({ status: 401, data: null });
-        const users = await t.count('users');
-        const refused = await send(noCode.token);
-        expect(refused.status).toBe(403);
-        if (op.code === 'sys:user:add') expect(await t.count('users')).toBe(users);
-        const granted = await send(holder.token);
-        expect(granted.json.msg).toBe('SUCCESS');
-        expect(granted.status).toBe(200);
-        const bad = await t.call('POST', '/app/sysUser/page', { token: 'not-a-jwt-token-at-all' });
-        expect(bad.status).toBe(401);
+        await expectGuarded(t, op, { refused: noCode.token, granted: holder.token }, ['users', 'user_role', 'sessions']);
       });
     }
   });

@@ -2,12 +2,12 @@ import type { Context } from 'hono';
 import { AppError } from '../../core/errors';
 import { describeZodError } from '../../http/errors';
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { guarded } from '../../http/guard';
 import { clientInfo } from '../../http/client';
 import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router';
 import { issueCaptcha } from './captcha.service';
 import { login, loginLogRow, logout } from './login.service';
+import { ok, okResponse } from '../../http/respond';
 
 /** Who is attempting: address, device and, on Workers, location. */
 function loginClient(c: Context) {
@@ -57,7 +57,7 @@ const captchaRoute = createRoute({
   tags: ['Authentication'],
   summary: 'Issue a verification code (SVG image)',
   responses: {
-    200: { description: 'A new code', content: { 'application/json': { schema: envelope(CaptchaSchema) } } },
+    ...okResponse('A new code', CaptchaSchema),
     429: errorResponse('Too many code requests from this client; see Retry-After'),
   },
 });
@@ -69,7 +69,7 @@ const loginRoute = createRoute({
   summary: 'Log in with login name, password and verification code',
   request: { body: jsonBody(LoginRequest) },
   responses: {
-    200: { description: 'A new session token', content: { 'application/json': { schema: envelope(LoginResult) } } },
+    ...okResponse('A new session token', LoginResult),
     400: commonErrors[400],
     401: { ...commonErrors[401], description: 'Wrong login name or password (one message for both)' },
     403: { ...commonErrors[403], description: 'The account is disabled' },
@@ -84,25 +84,25 @@ const logoutRoute = guarded(
     path: '/auth/logout',
     tags: ['Authentication'],
     summary: "Revoke the caller's own session",
-    responses: { 200: { description: 'Logged out', content: { 'application/json': { schema: envelope(z.null()) } } } },
+    responses: okResponse('Logged out', z.null()),
   }),
 );
 
 export const authRoutes = createRouter()
   .openapi(captchaRoute, async (c) => {
     const deps = c.var.deps;
-    return c.json(okBody(await issueCaptcha(deps, clientInfo(deps, c.req.raw, c.env).ip), c.var.traceId), 200);
+    return ok(c, await issueCaptcha(deps, clientInfo(deps, c.req.raw, c.env).ip));
   })
   .openapi(
     loginRoute,
     async (c) => {
       const result = await login(c.var.deps, c.req.valid('json'), loginClient(c));
-      return c.json(okBody(result, c.var.traceId), 200);
+      return ok(c, result);
     },
     // A refused body is an attempt too: it gets its login-log row before the usual 400.
     (result, c) => (result.success ? undefined : refuseLoginBody(c, result.error, (result as { data?: unknown }).data)),
   )
   .openapi(logoutRoute, async (c) => {
     await logout(c.var.deps, c.var.auth.sessionId);
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   });

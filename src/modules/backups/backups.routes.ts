@@ -1,5 +1,4 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
@@ -7,6 +6,7 @@ import { DeletedCount } from '../login-logs/login-logs.schemas';
 import { contentDisposition } from '../files/file-name';
 import { BackupDeleteRequest, BackupPage, BackupPageRequest, BackupSchema } from './backups.schemas';
 import { backupArchive, createBackup, deleteBackups, pageBackups } from './backups.service';
+import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Backups'];
 const onWorkers = { 501: errorResponse('On Workers: backups are D1 Time Travel’s job (the message says how)') };
@@ -19,7 +19,7 @@ const pageRoute = guarded(
     tags,
     summary: 'Backups, newest first by default',
     request: { body: jsonBody(BackupPageRequest) },
-    responses: { 200: { description: 'A page of backups', content: { 'application/json': { schema: envelope(BackupPage) } } }, ...onWorkers },
+    responses: { ...okResponse('A page of backups', BackupPage), ...onWorkers },
   }),
 );
 
@@ -33,7 +33,7 @@ const createBackupRoute = guarded(
     description:
       'One tar archive: a consistent snapshot of the database taken while the service runs, every file blob it references, and manifest.json (format version, creation time, applied migrations, row counts, sha256 of every member).',
     responses: {
-      200: { description: 'The finished backup', content: { 'application/json': { schema: envelope(BackupSchema) } } },
+      ...okResponse('The finished backup', BackupSchema),
       409: errorResponse('A backup is already running'),
       500: errorResponse('The backup failed (its record says why)'),
       507: errorResponse('Storage is full'),
@@ -67,14 +67,14 @@ const deleteRoute = guarded(
     tags,
     summary: 'Delete backups and their archives (a running one and unknown ids are skipped)',
     request: { body: jsonBody(BackupDeleteRequest) },
-    responses: { 200: { description: 'Backups deleted', content: { 'application/json': { schema: envelope(DeletedCount) } } }, ...onWorkers },
+    responses: { ...okResponse('Backups deleted', DeletedCount), ...onWorkers },
   }),
   { oplog: true },
 );
 
 export const backupRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await pageBackups(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(createBackupRoute, async (c) => c.json(okBody(await createBackup(c.var.deps, 'manual', c.var.auth.userId), c.var.traceId), 200))
+  .openapi(pageRoute, async (c) => ok(c, await pageBackups(c.var.deps, c.req.valid('json'))))
+  .openapi(createBackupRoute, async (c) => ok(c, await createBackup(c.var.deps, 'manual', c.var.auth.userId)))
   .openapi(downloadRoute, async (c) => {
     const file = await backupArchive(c.var.deps, c.req.valid('query').id);
     return new Response(file.body, {
@@ -88,4 +88,4 @@ export const backupRoutes = createRouter()
       },
     }) as never;
   })
-  .openapi(deleteRoute, async (c) => c.json(okBody({ deleted: await deleteBackups(c.var.deps, c.req.valid('json').ids) }, c.var.traceId), 200));
+  .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteBackups(c.var.deps, c.req.valid('json').ids) }));

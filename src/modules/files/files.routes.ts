@@ -1,5 +1,4 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
@@ -16,10 +15,8 @@ import {
   uploadBody,
 } from './files.schemas';
 import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service';
+import { ok, okResponse } from '../../http/respond';
 
-const ok = <T extends z.ZodType>(description: string, schema: T) => ({
-  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
-});
 const notFound = { 404: errorResponse('No such record') };
 
 const binary = z.string().openapi({ type: 'string', format: 'binary' });
@@ -70,7 +67,7 @@ function makeRoutes<K extends FileKind>(kind: K) {
           : 'Upload a file (streamed; identical content is stored once)',
       request: { body: uploadBody(s.limit) },
       responses: {
-        ...ok(`The stored ${s.noun}`, s.record),
+        ...okResponse(`The stored ${s.noun}`, s.record),
         413: errorResponse(`The ${s.noun} is over the size limit`),
         ...(kind === 'image' ? { 415: errorResponse('Not a PNG, JPEG, GIF or WebP image, corrupt, truncated or of absurd dimensions') } : {}),
       },
@@ -86,7 +83,7 @@ function makeRoutes<K extends FileKind>(kind: K) {
       tags,
       summary: `Page through ${s.noun}s`,
       request: { body: jsonBody(s.pageRequest) },
-      responses: ok(`A page of ${s.noun}s`, s.page),
+      responses: okResponse(`A page of ${s.noun}s`, s.page),
     }),
   );
 
@@ -98,7 +95,7 @@ function makeRoutes<K extends FileKind>(kind: K) {
       tags,
       summary: `One ${s.noun}`,
       request: { query: idQuerySchema },
-      responses: { ...ok(`The ${s.noun}`, s.record), ...notFound },
+      responses: { ...okResponse(`The ${s.noun}`, s.record), ...notFound },
     }),
   );
 
@@ -110,7 +107,7 @@ function makeRoutes<K extends FileKind>(kind: K) {
       tags,
       summary: `Delete ${s.noun}s; stored content goes with its last record`,
       request: { body: jsonBody(FileIdsRequest) },
-      responses: ok('Deleted (unknown ids are ignored)', z.null()),
+      responses: okResponse('Deleted (unknown ids are ignored)', z.null()),
     }),
     { oplog: true },
   );
@@ -155,13 +152,13 @@ function makeRoutes<K extends FileKind>(kind: K) {
         userId: c.var.auth.userId,
         meta,
       });
-      return c.json(okBody(record, c.var.traceId), 200);
+      return ok(c, record);
     })
-    .openapi(pageRoute, async (c) => c.json(okBody(await pageFiles(c.var.deps, kind, c.req.valid('json')), c.var.traceId), 200))
-    .openapi(detailRoute, async (c) => c.json(okBody(await fileDetail(c.var.deps, kind, c.req.valid('query').id), c.var.traceId), 200))
+    .openapi(pageRoute, async (c) => ok(c, await pageFiles(c.var.deps, kind, c.req.valid('json'))))
+    .openapi(detailRoute, async (c) => ok(c, await fileDetail(c.var.deps, kind, c.req.valid('query').id)))
     .openapi(deleteRoute, async (c) => {
       await deleteFiles(c.var.deps, kind, c.req.valid('json').ids);
-      return c.json(okBody(null, c.var.traceId), 200);
+      return ok(c, null);
     })
     .openapi(fetchRoute, async (c) => {
       const deps = c.var.deps;

@@ -1,12 +1,12 @@
 import { createRoute } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { guarded } from '../../http/guard';
 import { createRouter, jsonBody } from '../../http/router';
 import { DeletedCount, LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas';
 import { clearLoginLogs, deleteLoginLogs, loginLogPage } from './login-logs.service';
+import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Login log'];
-const deleted = { 200: { description: 'Rows deleted', content: { 'application/json': { schema: envelope(DeletedCount) } } } };
+const deleted = okResponse('Rows deleted', DeletedCount);
 
 const pageRoute = guarded(
   'sys:loginLog:page',
@@ -16,7 +16,7 @@ const pageRoute = guarded(
     tags,
     summary: 'Login attempts, successful and failed, newest first by default',
     request: { body: jsonBody(LoginLogPageRequest) },
-    responses: { 200: { description: 'A page of login attempts', content: { 'application/json': { schema: envelope(LoginLogPage) } } } },
+    responses: okResponse('A page of login attempts', LoginLogPage),
   }),
 );
 
@@ -46,8 +46,8 @@ const clearRoute = guarded(
 );
 
 export const loginLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await loginLogPage(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(pageRoute, async (c) => ok(c, await loginLogPage(c.var.deps, c.req.valid('json'))))
   .openapi(deleteRoute, async (c) =>
-    c.json(okBody({ deleted: await deleteLoginLogs(c.var.deps, c.req.valid('json').ids) }, c.var.traceId), 200),
+    ok(c, { deleted: await deleteLoginLogs(c.var.deps, c.req.valid('json').ids) }),
   )
-  .openapi(clearRoute, async (c) => c.json(okBody({ deleted: await clearLoginLogs(c.var.deps) }, c.var.traceId), 200));
+  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearLoginLogs(c.var.deps) }));

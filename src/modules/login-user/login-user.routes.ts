@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { guarded } from '../../http/guard';
 import { createRouter, jsonBody } from '../../http/router';
 import { UserSchema, selfProfileFields } from '../users/user.model';
 import { loginUserInformation, updateInfo, updatePassword } from './login-user.service';
+import { ok, okResponse } from '../../http/respond';
 
 const RouterMenuSchema = z
   .object({
@@ -49,7 +49,7 @@ const infoRoute = guarded(
     path: '/app/sysLoginUser/getLoginUserInformation',
     tags,
     summary: 'The caller: user, role codes, permission codes and SPA menu tree',
-    responses: { 200: { description: 'Who is logged in', content: { 'application/json': { schema: envelope(LoginUserInformation) } } } },
+    responses: okResponse('Who is logged in', LoginUserInformation),
   }),
 );
 
@@ -61,7 +61,7 @@ const updateInfoRoute = guarded(
     tags,
     summary: "Update the caller's own profile",
     request: { body: jsonBody(UpdateInfoRequest) },
-    responses: { 200: { description: 'The updated user', content: { 'application/json': { schema: envelope(UserSchema) } } } },
+    responses: okResponse('The updated user', UserSchema),
   }),
   { oplog: true },
 );
@@ -74,17 +74,17 @@ const updatePasswordRoute = guarded(
     tags,
     summary: "Change the caller's own password; ends the caller's other sessions",
     request: { body: jsonBody(UpdatePasswordRequest) },
-    responses: { 200: { description: 'Changed', content: { 'application/json': { schema: envelope(z.null()) } } } },
+    responses: okResponse('Changed', z.null()),
   }),
   { oplog: true },
 );
 
 export const loginUserRoutes = createRouter()
-  .openapi(infoRoute, async (c) => c.json(okBody(await loginUserInformation(c.var.deps, c.var.auth), c.var.traceId), 200))
+  .openapi(infoRoute, async (c) => ok(c, await loginUserInformation(c.var.deps, c.var.auth)))
   .openapi(updateInfoRoute, async (c) =>
-    c.json(okBody(await updateInfo(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200),
+    ok(c, await updateInfo(c.var.deps, c.var.auth, c.req.valid('json'))),
   )
   .openapi(updatePasswordRoute, async (c) => {
     await updatePassword(c.var.deps, c.var.auth, c.req.valid('json'));
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   });

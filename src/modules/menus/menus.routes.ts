@@ -1,15 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
 import { MenuAddRequest, MenuDeleteRequest, MenuEditRequest, MenuNodeSchema, MenuSchema } from './menus.schemas';
 import { addMenu, deleteMenus, editMenu, menuDetail, menuTree } from './menus.service';
+import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Menus'];
-const ok = <T extends z.ZodType>(description: string, schema: T) => ({
-  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
-});
 const notFound = { 404: errorResponse('No such menu') };
 const stale = { 409: errorResponse('Stale version: the menu changed since it was read') };
 
@@ -20,7 +17,7 @@ const treeRoute = guarded(
     path: '/app/sysMenu/tree',
     tags,
     summary: 'All menus (every type and status) as a tree ordered by sort, id',
-    responses: ok('The menu forest', z.array(MenuNodeSchema)),
+    responses: okResponse('The menu forest', z.array(MenuNodeSchema)),
   }),
 );
 
@@ -32,7 +29,7 @@ const detailRoute = guarded(
     tags,
     summary: 'One menu',
     request: { query: idQuerySchema },
-    responses: { ...ok('The menu', MenuSchema), ...notFound },
+    responses: { ...okResponse('The menu', MenuSchema), ...notFound },
   }),
 );
 
@@ -46,7 +43,7 @@ const addRoute = guarded(
     description:
       'A button must carry a permission code. The parent must be 0 (root) or an existing non-button menu. Only a super administrator may set a permission code (a non-null `permission`); anyone else gets 403, so only super admins can add buttons.',
     request: { body: jsonBody(MenuAddRequest) },
-    responses: { ...ok('The created menu', MenuSchema), ...stale },
+    responses: { ...okResponse('The created menu', MenuSchema), ...stale },
   }),
   { oplog: true },
 );
@@ -61,7 +58,7 @@ const editRoute = guarded(
     description:
       'A menu cannot be moved under itself or its descendants, nor under a button; a menu with children cannot become a button. Only a super administrator may change the `permission` code; anyone else gets 403 for a request that would change it.',
     request: { body: jsonBody(MenuEditRequest) },
-    responses: { ...ok('The updated menu', MenuSchema), ...notFound, ...stale },
+    responses: { ...okResponse('The updated menu', MenuSchema), ...notFound, ...stale },
   }),
   { oplog: true },
 );
@@ -75,17 +72,17 @@ const deleteRoute = guarded(
     summary: 'Delete menus and their role grants (all or nothing)',
     description: 'Refused with 400 while a menu has children that are not deleted in the same request; 404 if an id does not exist.',
     request: { body: jsonBody(MenuDeleteRequest) },
-    responses: { ...ok('Deleted', z.null()), ...notFound },
+    responses: { ...okResponse('Deleted', z.null()), ...notFound },
   }),
   { oplog: true },
 );
 
 export const menuRoutes = createRouter()
-  .openapi(treeRoute, async (c) => c.json(okBody(await menuTree(c.var.deps), c.var.traceId), 200))
-  .openapi(detailRoute, async (c) => c.json(okBody(await menuDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(addRoute, async (c) => c.json(okBody(await addMenu(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(editRoute, async (c) => c.json(okBody(await editMenu(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(treeRoute, async (c) => ok(c, await menuTree(c.var.deps)))
+  .openapi(detailRoute, async (c) => ok(c, await menuDetail(c.var.deps, c.req.valid('query').id)))
+  .openapi(addRoute, async (c) => ok(c, await addMenu(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(editRoute, async (c) => ok(c, await editMenu(c.var.deps, c.var.auth, c.req.valid('json'))))
   .openapi(deleteRoute, async (c) => {
     await deleteMenus(c.var.deps, c.req.valid('json').ids);
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   });

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { guarded } from '../../http/guard';
 import { createRouter, jsonBody } from '../../http/router';
 import { ForceLogoutRequest, OnlinePage, OnlinePageRequest } from './online.schemas';
 import { forceLogout, onlinePage } from './online.service';
+import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Online users'];
 
@@ -15,7 +15,7 @@ const pageRoute = guarded(
     tags,
     summary: 'Live sessions (not revoked, not expired)',
     request: { body: jsonBody(OnlinePageRequest) },
-    responses: { 200: { description: 'A page of sessions', content: { 'application/json': { schema: envelope(OnlinePage) } } } },
+    responses: okResponse('A page of sessions', OnlinePage),
   }),
 );
 
@@ -30,14 +30,14 @@ const forceLogoutRoute = guarded(
     summary: 'Revoke sessions; their tokens fail on the next request',
     description: 'Unknown or already ended session ids are skipped.',
     request: { body: jsonBody(ForceLogoutRequest) },
-    responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: envelope(ForceLogoutResult) } } } },
+    responses: okResponse('Revoked', ForceLogoutResult),
   }),
   { oplog: true },
 );
 
 export const onlineRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await onlinePage(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(pageRoute, async (c) => ok(c, await onlinePage(c.var.deps, c.req.valid('json'))))
   .openapi(forceLogoutRoute, async (c) => {
     const revoked = await forceLogout(c.var.deps, c.req.valid('json').sessionIds);
-    return c.json(okBody({ revoked }, c.var.traceId), 200);
+    return ok(c, { revoked });
   });

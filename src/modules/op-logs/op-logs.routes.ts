@@ -1,14 +1,14 @@
 import { createRoute } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
 import { DeletedCount } from '../login-logs/login-logs.schemas';
 import { OpLogDeleteRequest, OpLogSchema, OpLogPage, OpLogPageRequest } from './op-logs.schemas';
 import { clearOpLogs, deleteOpLogs, opLogDetail, opLogPage } from './op-logs.service';
+import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Operation log'];
-const deleted = { 200: { description: 'Rows deleted', content: { 'application/json': { schema: envelope(DeletedCount) } } } };
+const deleted = okResponse('Rows deleted', DeletedCount);
 
 const pageRoute = guarded(
   'sys:opLog:page',
@@ -18,7 +18,7 @@ const pageRoute = guarded(
     tags,
     summary: 'Recorded write operations, newest first by default (params only in detail)',
     request: { body: jsonBody(OpLogPageRequest) },
-    responses: { 200: { description: 'A page of operations', content: { 'application/json': { schema: envelope(OpLogPage) } } } },
+    responses: okResponse('A page of operations', OpLogPage),
   }),
 );
 
@@ -31,7 +31,7 @@ const detailRoute = guarded(
     summary: 'One recorded operation with its (redacted) params',
     request: { query: idQuerySchema },
     responses: {
-      200: { description: 'The operation', content: { 'application/json': { schema: envelope(OpLogSchema) } } },
+      ...okResponse('The operation', OpLogSchema),
       404: errorResponse('No such row'),
     },
   }),
@@ -63,7 +63,7 @@ const clearRoute = guarded(
 );
 
 export const opLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await opLogPage(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(detailRoute, async (c) => c.json(okBody(await opLogDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(deleteRoute, async (c) => c.json(okBody({ deleted: await deleteOpLogs(c.var.deps, c.req.valid('json').ids) }, c.var.traceId), 200))
-  .openapi(clearRoute, async (c) => c.json(okBody({ deleted: await clearOpLogs(c.var.deps) }, c.var.traceId), 200));
+  .openapi(pageRoute, async (c) => ok(c, await opLogPage(c.var.deps, c.req.valid('json'))))
+  .openapi(detailRoute, async (c) => ok(c, await opLogDetail(c.var.deps, c.req.valid('query').id)))
+  .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteOpLogs(c.var.deps, c.req.valid('json').ids) }))
+  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearOpLogs(c.var.deps) }));

@@ -1,16 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
 import { OrgAddRequest, OrgDeleteRequest, OrgEditRequest, OrgNodeSchema, OrgSchema } from './orgs.schemas';
 import { addOrg, deleteOrgs, editOrg, orgDetail, orgTree } from './orgs.service';
+import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Organisations'];
 const base = '/app/sysOrg';
-const ok = <T extends z.ZodType>(description: string, schema: T) => ({
-  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
-});
 const notFound = { 404: errorResponse('No such organisation in your data scope') };
 const conflict = { 409: errorResponse('The code is taken, or the version is stale') };
 const SCOPE =
@@ -24,7 +21,7 @@ const treeRoute = guarded(
     tags,
     summary: "The organisations in the caller's data scope, as a tree ordered by sort, id",
     description: 'An organisation whose parent is outside the scope appears as a root.',
-    responses: ok('The organisation forest', z.array(OrgNodeSchema)),
+    responses: okResponse('The organisation forest', z.array(OrgNodeSchema)),
   }),
 );
 
@@ -37,7 +34,7 @@ const detailRoute = guarded(
     summary: 'One organisation',
     description: SCOPE,
     request: { query: idQuerySchema },
-    responses: { ...ok('The organisation', OrgSchema), ...notFound },
+    responses: { ...okResponse('The organisation', OrgSchema), ...notFound },
   }),
 );
 
@@ -50,7 +47,7 @@ const addRoute = guarded(
     summary: 'Add an organisation (code unique case-insensitively; the parent must exist, 400, and be in scope, 403)',
     description: SCOPE,
     request: { body: jsonBody(OrgAddRequest) },
-    responses: { ...ok('The new organisation', OrgSchema), ...conflict },
+    responses: { ...okResponse('The new organisation', OrgSchema), ...conflict },
   }),
   { oplog: true },
 );
@@ -64,7 +61,7 @@ const editRoute = guarded(
     summary: 'Edit or move an organisation (partial; `version` must match, else 409; never under itself or a descendant, 400)',
     description: SCOPE,
     request: { body: jsonBody(OrgEditRequest) },
-    responses: { ...ok('The updated organisation', OrgSchema), ...notFound, ...conflict },
+    responses: { ...okResponse('The updated organisation', OrgSchema), ...notFound, ...conflict },
   }),
   { oplog: true },
 );
@@ -78,17 +75,17 @@ const deleteRoute = guarded(
     summary: 'Delete organisations, all or nothing (400 while one has children outside the request or users; 404 for an id not in scope)',
     description: `${SCOPE} Custom data scopes that listed a deleted organisation lose it.`,
     request: { body: jsonBody(OrgDeleteRequest) },
-    responses: { ...ok('Deleted', z.null()), ...notFound },
+    responses: { ...okResponse('Deleted', z.null()), ...notFound },
   }),
   { oplog: true },
 );
 
 export const orgRoutes = createRouter()
-  .openapi(treeRoute, async (c) => c.json(okBody(await orgTree(c.var.deps, c.var.auth), c.var.traceId), 200))
-  .openapi(detailRoute, async (c) => c.json(okBody(await orgDetail(c.var.deps, c.var.auth, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(addRoute, async (c) => c.json(okBody(await addOrg(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(editRoute, async (c) => c.json(okBody(await editOrg(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(treeRoute, async (c) => ok(c, await orgTree(c.var.deps, c.var.auth)))
+  .openapi(detailRoute, async (c) => ok(c, await orgDetail(c.var.deps, c.var.auth, c.req.valid('query').id)))
+  .openapi(addRoute, async (c) => ok(c, await addOrg(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(editRoute, async (c) => ok(c, await editOrg(c.var.deps, c.var.auth, c.req.valid('json'))))
   .openapi(deleteRoute, async (c) => {
     await deleteOrgs(c.var.deps, c.var.auth, c.req.valid('json').ids);
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   });

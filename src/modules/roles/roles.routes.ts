@@ -1,5 +1,4 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
@@ -7,14 +6,12 @@ import { idsRequest, statusRequest } from '../../core/schemas';
 import { RoleSchema } from './role.model';
 import { AddRoleRequest, EditRoleRequest, GrantDataScopeRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas';
 import * as roles from './roles.service';
+import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Roles'];
 const IdsRequest = idsRequest('RoleIdsRequest');
 const ChangeStatusRequest = statusRequest('RoleStatusRequest');
 const base = '/app/sysRole';
-const ok = <T extends z.ZodType>(description: string, schema: T) => ({
-  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
-});
 const notFound = { 404: errorResponse('No such role') };
 /** Containment, stated on every write it applies to. */
 const CONTAINED =
@@ -28,7 +25,7 @@ const pageRoute = guarded(
     tags,
     summary: 'Page of roles (filters: name, code, status)',
     request: { body: jsonBody(RolePageRequest) },
-    responses: ok('A page of roles', RolePage),
+    responses: okResponse('A page of roles', RolePage),
   }),
 );
 
@@ -39,7 +36,7 @@ const listRoute = guarded(
     path: `${base}/list`,
     tags,
     summary: 'All enabled roles, ordered by sort, for pickers',
-    responses: ok('Enabled roles', z.array(RoleSchema)),
+    responses: okResponse('Enabled roles', z.array(RoleSchema)),
   }),
 );
 
@@ -51,7 +48,7 @@ const detailRoute = guarded(
     tags,
     summary: 'One role',
     request: { query: idQuerySchema },
-    responses: { ...ok('The role', RoleSchema), ...notFound },
+    responses: { ...okResponse('The role', RoleSchema), ...notFound },
   }),
 );
 
@@ -64,7 +61,7 @@ const addRoute = guarded(
     summary: 'Add a role (code unique case-insensitively, else 409; dataScope defaults to self; dataScope/scopeOrgIds also need sys:role:grantDataScope)',
     description: CONTAINED,
     request: { body: jsonBody(AddRoleRequest) },
-    responses: { ...ok('The new role', RoleSchema), 409: errorResponse('The code is taken') },
+    responses: { ...okResponse('The new role', RoleSchema), 409: errorResponse('The code is taken') },
   }),
   { oplog: true },
 );
@@ -78,7 +75,7 @@ const editRoute = guarded(
     summary: "Edit a role (partial; `version` must match, else 409; the superAdmin role's code is fixed; status also needs sys:role:changeStatus, dataScope/scopeOrgIds sys:role:grantDataScope)",
     description: CONTAINED,
     request: { body: jsonBody(EditRoleRequest) },
-    responses: { ...ok('The updated role', RoleSchema), ...notFound, 409: errorResponse('Stale version or code taken') },
+    responses: { ...okResponse('The updated role', RoleSchema), ...notFound, 409: errorResponse('Stale version or code taken') },
   }),
   { oplog: true },
 );
@@ -93,7 +90,7 @@ const deleteRoute = guarded(
       'Delete roles with their menu grants. Refused with 400 while any user holds one of them (no cascade: revoke it with sysUser/grantRole first); the built-in superAdmin role cannot be deleted',
     description: CONTAINED,
     request: { body: jsonBody(IdsRequest) },
-    responses: ok('Deleted (unknown ids are ignored)', z.null()),
+    responses: okResponse('Deleted (unknown ids are ignored)', z.null()),
   }),
   { oplog: true },
 );
@@ -107,7 +104,7 @@ const changeStatusRoute = guarded(
     summary: "Enable or disable a role; a disabled role grants nothing from its holders' next request (the superAdmin role cannot be disabled while it is the last super admin's)",
     description: CONTAINED,
     request: { body: jsonBody(ChangeStatusRequest) },
-    responses: { ...ok('Changed', z.null()), ...notFound },
+    responses: { ...okResponse('Changed', z.null()), ...notFound },
   }),
   { oplog: true },
 );
@@ -122,7 +119,7 @@ const grantMenuRoute = guarded(
     description:
       `A caller who is not a super administrator may only add or remove menus they hold themselves (granted to one of their enabled roles); any other menu → 403 naming up to 10 of them, nothing changes. Super administrators are unrestricted. ${CONTAINED}`,
     request: { body: jsonBody(GrantMenuRequest) },
-    responses: { ...ok('Granted', z.null()), ...notFound },
+    responses: { ...okResponse('Granted', z.null()), ...notFound },
   }),
   { oplog: true },
 );
@@ -136,7 +133,7 @@ const grantDataScopeRoute = guarded(
     summary: "Set a role's data scope (all | orgAndBelow | org | custom + scopeOrgIds | self); never wider than the caller's own (403)",
     description: `scopeOrgIds only with \`custom\` (400 otherwise; unknown ids 400). ${CONTAINED}`,
     request: { body: jsonBody(GrantDataScopeRequest) },
-    responses: { ...ok('Granted', z.null()), ...notFound },
+    responses: { ...okResponse('Granted', z.null()), ...notFound },
   }),
   { oplog: true },
 );
@@ -149,30 +146,30 @@ const ownMenuRoute = guarded(
     tags,
     summary: "The ids of a role's menus",
     request: { query: idQuerySchema },
-    responses: { ...ok('Menu ids', z.array(z.number().int())), ...notFound },
+    responses: { ...okResponse('Menu ids', z.array(z.number().int())), ...notFound },
   }),
 );
 
 export const roleRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await roles.pageRoles(c.var.deps, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(listRoute, async (c) => c.json(okBody(await roles.listRoles(c.var.deps), c.var.traceId), 200))
-  .openapi(detailRoute, async (c) => c.json(okBody(await roles.roleDetail(c.var.deps, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(addRoute, async (c) => c.json(okBody(await roles.addRole(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(editRoute, async (c) => c.json(okBody(await roles.editRole(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(pageRoute, async (c) => ok(c, await roles.pageRoles(c.var.deps, c.req.valid('json'))))
+  .openapi(listRoute, async (c) => ok(c, await roles.listRoles(c.var.deps)))
+  .openapi(detailRoute, async (c) => ok(c, await roles.roleDetail(c.var.deps, c.req.valid('query').id)))
+  .openapi(addRoute, async (c) => ok(c, await roles.addRole(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(editRoute, async (c) => ok(c, await roles.editRole(c.var.deps, c.var.auth, c.req.valid('json'))))
   .openapi(deleteRoute, async (c) => {
     await roles.deleteRoles(c.var.deps, c.var.auth, c.req.valid('json').ids);
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   })
   .openapi(changeStatusRoute, async (c) => {
     await roles.changeRoleStatus(c.var.deps, c.var.auth, c.req.valid('json'));
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   })
   .openapi(grantMenuRoute, async (c) => {
     await roles.grantMenus(c.var.deps, c.var.auth, c.req.valid('json'));
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   })
   .openapi(grantDataScopeRoute, async (c) => {
     await roles.grantDataScope(c.var.deps, c.var.auth, c.req.valid('json'));
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   })
-  .openapi(ownMenuRoute, async (c) => c.json(okBody(await roles.ownMenus(c.var.deps, c.req.valid('query').id), c.var.traceId), 200));
+  .openapi(ownMenuRoute, async (c) => ok(c, await roles.ownMenus(c.var.deps, c.req.valid('query').id)));

@@ -1,5 +1,4 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../../core/envelope';
 import { idQuerySchema } from '../../core/pagination';
 import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
@@ -15,12 +14,10 @@ import {
   UserPageRequest,
 } from './users.schemas';
 import * as users from './users.service';
+import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Users'];
 const base = '/app/sysUser';
-const ok = <T extends z.ZodType>(description: string, schema: T) => ({
-  200: { description, content: { 'application/json': { schema: envelope(schema) } } },
-});
 const notFound = { 404: errorResponse('No such user') };
 const conflict = (what: string) => ({ 409: errorResponse(what) });
 /** The super-admin rule, stated on every write it applies to. */
@@ -35,7 +32,7 @@ const pageRoute = guarded(
     tags,
     summary: 'Page of users (filters: loginName, nickName, phone, status, roleId, createdFrom, createdTo)',
     request: { body: jsonBody(UserPageRequest) },
-    responses: ok('A page of users', UserPage),
+    responses: okResponse('A page of users', UserPage),
   }),
 );
 
@@ -47,7 +44,7 @@ const detailRoute = guarded(
     tags,
     summary: 'One user',
     request: { query: idQuerySchema },
-    responses: { ...ok('The user', UserSchema), ...notFound },
+    responses: { ...okResponse('The user', UserSchema), ...notFound },
   }),
 );
 
@@ -60,7 +57,7 @@ const addRoute = guarded(
     summary: 'Add a user (with optional roleIds, in one atomic write; login names are unique case-insensitively; superAdmin role: super admins only)',
     description: `${SUPER_RULE} Adding a user with the superAdmin role in \`roleIds\` is therefore 403 for others.`,
     request: { body: jsonBody(AddUserRequest) },
-    responses: { ...ok('The new user', UserSchema), ...conflict('The login name is taken') },
+    responses: { ...okResponse('The new user', UserSchema), ...conflict('The login name is taken') },
   }),
   { oplog: true },
 );
@@ -74,7 +71,7 @@ const editRoute = guarded(
     summary: 'Edit a user (partial; `version` must match, else 409; roleIds also needs sys:user:grantRole, status sys:user:changeStatus)',
     description: `Sending \`roleIds\` also requires \`sys:user:grantRole\`, sending \`status\` also \`sys:user:changeStatus\` (403 otherwise; super admins pass). ${SUPER_RULE}`,
     request: { body: jsonBody(EditUserRequest) },
-    responses: { ...ok('The updated user', UserSchema), ...notFound, ...conflict('Stale version or login name taken') },
+    responses: { ...okResponse('The updated user', UserSchema), ...notFound, ...conflict('Stale version or login name taken') },
   }),
   { oplog: true },
 );
@@ -88,7 +85,7 @@ const deleteRoute = guarded(
     summary: "Delete users with their role grants and sessions (never the caller's own account or the last super admin; a super admin only by a super admin)",
     description: SUPER_RULE,
     request: { body: jsonBody(IdsRequest) },
-    responses: ok('Deleted (unknown ids are ignored)', z.null()),
+    responses: okResponse('Deleted (unknown ids are ignored)', z.null()),
   }),
   { oplog: true },
 );
@@ -102,7 +99,7 @@ const changeStatusRoute = guarded(
     summary: "Enable or disable a user; disabling revokes the user's sessions (never oneself or the last super admin; a super admin only by a super admin)",
     description: SUPER_RULE,
     request: { body: jsonBody(ChangeStatusRequest) },
-    responses: { ...ok('Changed', z.null()), ...notFound },
+    responses: { ...okResponse('Changed', z.null()), ...notFound },
   }),
   { oplog: true },
 );
@@ -116,7 +113,7 @@ const resetPasswordRoute = guarded(
     summary: "Set a user's password; revokes all of that user's sessions (a super admin's only by a super admin)",
     description: SUPER_RULE,
     request: { body: jsonBody(ResetPasswordRequest) },
-    responses: { ...ok('Reset', z.null()), ...notFound },
+    responses: { ...okResponse('Reset', z.null()), ...notFound },
   }),
   { oplog: true },
 );
@@ -130,7 +127,7 @@ const grantRoleRoute = guarded(
     summary: "Replace a user's roles (an empty list revokes all; unknown role ids → 400; never strips the last super admin; the superAdmin role only by a super admin)",
     description: SUPER_RULE,
     request: { body: jsonBody(GrantRoleRequest) },
-    responses: { ...ok('Granted', z.null()), ...notFound },
+    responses: { ...okResponse('Granted', z.null()), ...notFound },
   }),
   { oplog: true },
 );
@@ -143,31 +140,31 @@ const ownRoleRoute = guarded(
     tags,
     summary: "The ids of a user's roles",
     request: { query: idQuerySchema },
-    responses: { ...ok('Role ids', z.array(z.number().int())), ...notFound },
+    responses: { ...okResponse('Role ids', z.array(z.number().int())), ...notFound },
   }),
 );
 
 export const userRoutes = createRouter()
-  .openapi(pageRoute, async (c) => c.json(okBody(await users.pageUsers(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
-  .openapi(detailRoute, async (c) => c.json(okBody(await users.userDetail(c.var.deps, c.var.auth, c.req.valid('query').id), c.var.traceId), 200))
-  .openapi(addRoute, async (c) => c.json(okBody(await users.addUser(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200))
+  .openapi(pageRoute, async (c) => ok(c, await users.pageUsers(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(detailRoute, async (c) => ok(c, await users.userDetail(c.var.deps, c.var.auth, c.req.valid('query').id)))
+  .openapi(addRoute, async (c) => ok(c, await users.addUser(c.var.deps, c.var.auth, c.req.valid('json'))))
   .openapi(editRoute, async (c) =>
-    c.json(okBody(await users.editUser(c.var.deps, c.var.auth, c.req.valid('json')), c.var.traceId), 200),
+    ok(c, await users.editUser(c.var.deps, c.var.auth, c.req.valid('json'))),
   )
   .openapi(deleteRoute, async (c) => {
     await users.deleteUsers(c.var.deps, c.var.auth, c.req.valid('json').ids);
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   })
   .openapi(changeStatusRoute, async (c) => {
     await users.changeUserStatus(c.var.deps, c.var.auth, c.req.valid('json'));
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   })
   .openapi(resetPasswordRoute, async (c) => {
     await users.resetPassword(c.var.deps, c.var.auth, c.req.valid('json'));
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   })
   .openapi(grantRoleRoute, async (c) => {
     await users.grantRoles(c.var.deps, c.var.auth, c.req.valid('json'));
-    return c.json(okBody(null, c.var.traceId), 200);
+    return ok(c, null);
   })
-  .openapi(ownRoleRoute, async (c) => c.json(okBody(await users.ownRoles(c.var.deps, c.var.auth, c.req.valid('query').id), c.var.traceId), 200));
+  .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.var.deps, c.var.auth, c.req.valid('query').id)));
