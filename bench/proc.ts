@@ -45,3 +45,11 @@ export function rssMiB(pids: string[]): number {
   }
   return kb / 1024;
 }
+
+/** Stops a detached child's whole process group (wrangler → workerd) and waits for it to exit. */
+export async function stopGroup(child: import('node:child_process').ChildProcess): Promise<void> {
+  try {
+    process.kill(-child.pid!, 'SIGTERM');
+  } catch {}
+  await new Promise((ok) => (child.exitCode !== null ? ok(null) : child.once('exit', ok)));
+}

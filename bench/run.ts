@@ -5,7 +5,8 @@
 //       holding only the route's code (GET /app/sysUser/detail?id=1)
 //   (c) GET /app/sysLoginUser/getLoginUserInformation
 // and prints requests/s, p50, p99 and the server's peak RSS of each, plus (b)/(a) and (c)/(a).
-// Also runs bench/logs.ts (1M login-log rows, 100k users: page latencies) and bench/files.ts
+// Also runs bench/workerd-rt/run.ts (per operation on workerd: D1 round trips, wall and CPU ms with
+// 20 ms injected per D1 call), bench/logs.ts (1M login-log rows, 100k users: page latencies) and bench/files.ts
 // (50 MiB upload/download throughput and server RSS).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -140,7 +141,7 @@ async function core() {
 }
 
 if (import.meta.main) {
-  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|locking|soak` runs one.
+  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|locking|soak` runs one.
   const only = process.argv[2];
   if (only === 'runtimes') await (await import('./runtimes')).run();
   if (!only || only === 'core') await core();
@@ -151,6 +152,11 @@ if (import.meta.main) {
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');
+  }
+  if (!only || only === 'workerd') {
+    // D1 round trips, wall and CPU per operation on workerd with DB_DELAY_MS (20) per D1 call.
+    const r = spawnSync(process.execPath, [join(import.meta.dir, 'workerd-rt/run.ts')], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('workerd round-trip bench failed');
   }
   process.exit(0);
 }

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../test/e2e/servers';
-import { cpuMs, workerdUnder } from './proc';
+import { cpuMs, stopGroup, workerdUnder } from './proc';
 
 const ROOT = resolve(process.argv[2] ?? join(import.meta.dir, '..'));
 const RUNS = Number(process.env.RUNS ?? 4);
@@ -54,10 +54,7 @@ async function once(first: string, init?: RequestInit) {
     const cpu2 = workerdCpuMs();
     return { status: r1.status, wall1, cpu1: cpu1 - cpu0, wall2, cpu2: cpu2 - cpu1 };
   } finally {
-    try {
-      process.kill(-child.pid!, 'SIGTERM');
-    } catch {}
-    await new Promise((ok) => (child.exitCode !== null ? ok(null) : child.once('exit', ok)));
+    await stopGroup(child);
   }
 }
 

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../test/e2e/servers';
-import { rssMiB, workerdUnder } from './proc';
+import { rssMiB, stopGroup, workerdUnder } from './proc';
 
 const ROOT = resolve(process.argv[2] ?? join(import.meta.dir, '..'));
 const PARALLEL = Number(process.env.PARALLEL ?? 16);
@@ -78,9 +78,6 @@ try {
   console.log(`${PARALLEL} parallel uploads of ${SIZE / MiB} MiB: statuses ${[...new Set(statuses)].join(',')} in ${ms.toFixed(0)} ms`);
   console.log(`  workerd processes RSS (${pids.length} of this wrangler): baseline ${rss0.toFixed(0)} MiB, peak ${peakRss.toFixed(0)} MiB (+${(peakRss - rss0).toFixed(0)})`);
 } finally {
-  try {
-    process.kill(-child.pid!, 'SIGTERM');
-  } catch {}
-  await new Promise((ok) => (child.exitCode !== null ? ok(null) : child.once('exit', ok)));
+  await stopGroup(child);
   rmSync(dir, { recursive: true, force: true });
 }

@@ -7,12 +7,12 @@ import type { Database } from '../src/db/schema';
 import { d1Shim } from './support/d1-shim';
 import { makeTestApp } from './support/app';
 
-/** `db;dur=1.2;desc="3 rt"` → { dur: 1.2, rt: 3 } */
+/** `db;dur=1.2;desc="1 rt, 3 calls"` → { dur: 1.2, rt: 1, calls: 3 } (calls = rt when omitted) */
 function dbTiming(res: Response) {
   const h = res.headers.get('server-timing') ?? '';
-  const m = h.match(/(?:^|,\s*)db;dur=([\d.]+);desc="(\d+) rt"/);
+  const m = h.match(/(?:^|,\s*)db;dur=([\d.]+);desc="(\d+) rt(?:, (\d+) calls)?"/);
   if (!m) throw new Error(`no db entry in Server-Timing: "${h}"`);
-  return { dur: Number(m[1]), rt: Number(m[2]) };
+  return { dur: Number(m[1]), rt: Number(m[2]), calls: Number(m[3] ?? m[2]) };
 }
 
 describe('Server-Timing', async () => {
@@ -20,7 +20,7 @@ describe('Server-Timing', async () => {
   const admin = await t.login();
 
   test('every response carries db time and round trips, errors included', async () => {
-    expect(dbTiming((await t.call('GET', '/health')).res)).toEqual({ dur: 0, rt: 0 });
+    expect(dbTiming((await t.call('GET', '/health')).res)).toEqual({ dur: 0, rt: 0, calls: 0 });
     const r = await t.call('GET', '/app/sysUser/detail?id=1', { token: admin });
     expect(r.status).toBe(200);
     expect(dbTiming(r.res).rt).toBeGreaterThan(0);
@@ -29,7 +29,7 @@ describe('Server-Timing', async () => {
     expect(dbTiming(anon.res).rt).toBe(0);
     const missing = await t.call('GET', '/nope');
     expect(missing.status).toBe(404);
-    expect(dbTiming(missing.res)).toEqual({ dur: 0, rt: 0 });
+    expect(dbTiming(missing.res)).toEqual({ dur: 0, rt: 0, calls: 0 });
   });
 
   test('SERVER_TIMING=false leaves the header out', async () => {
@@ -39,7 +39,7 @@ describe('Server-Timing', async () => {
     expect(r.res.headers.get('server-timing')).toBeNull();
   });
 
-  test('the count equals the calls the D1 binding sees (Kysely, deps.read and deps.atomic)', async () => {
+  test('the calls counted equal the calls the D1 binding sees (Kysely, deps.read and deps.atomic)', async () => {
     // The same app over the D1 adapter, with the binding's calls counted from outside the app.
     const shim = d1Shim(t.sqlite);
     let calls = 0;
@@ -72,7 +72,27 @@ describe('Server-Timing', async () => {
       calls = 0;
       const res = await send(method, path, body);
       if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()} ${t.logLines.slice(-2).join('\n')}`);
-      expect({ path, rt: dbTiming(res).rt }).toEqual({ path, rt: calls });
+      const timing = dbTiming(res);
+      expect({ path, calls: timing.calls }).toEqual({ path, calls });
+      expect(timing.rt).toBeGreaterThan(0);
+      expect(timing.rt).toBeLessThanOrEqual(calls);
     }
+  });
+});
+
+describe('DbMeter', () => {
+  test('calls in flight together are one round trip; calls one after another are one each', async () => {
+    const { DbMeter } = await import('../src/http/server-timing');
+    const m = new DbMeter();
+    const io = () => new Promise((ok) => setTimeout(ok, 1));
+    await m.time(io);
+    await Promise.all([m.time(io), m.time(io), m.time(io)]);
+    await m.time(io);
+    expect({ trips: m.trips, calls: m.calls }).toEqual({ trips: 3, calls: 5 });
+    expect(m.header()).toMatch(/^db;dur=[\d.]+;desc="3 rt, 5 calls"$/);
+    // Synchronous answers (bun:sqlite) started together still overlap: each ends after all began.
+    const sync = new DbMeter();
+    await Promise.all([sync.time(async () => 1), sync.time(async () => 2)]);
+    expect(sync.trips).toBe(1);
   });
 });

@@ -127,18 +127,18 @@ export async function runPage<S extends string, Row, R>(
 ): Promise<PageResult<R>> {
   if (req.pageSize > opts.maxPageSize) throw badRequest(`pageSize: must be at most ${opts.maxPageSize}`);
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
-  const rows = await opts
-    .select(opts.filtered)
-    .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
-    .orderBy(sql.ref(opts.idColumn), req.sortOrder)
-    .limit(req.pageSize)
-    .offset((req.pageNo - 1) * req.pageSize)
-    .execute();
-  let total = 0;
-  if (req.searchCount) {
-    const row = await (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-    total = Number((row as { n?: number } | undefined)?.n ?? 0);
-  }
+  // Rows and count are sent together: one round trip on D1 instead of two.
+  const [rows, counted] = await Promise.all([
+    opts
+      .select(opts.filtered)
+      .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
+      .orderBy(sql.ref(opts.idColumn), req.sortOrder)
+      .limit(req.pageSize)
+      .offset((req.pageNo - 1) * req.pageSize)
+      .execute(),
+    req.searchCount ? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst() : undefined,
+  ]);
+  const total = Number((counted as { n?: number } | undefined)?.n ?? 0);
   return {
     records: rows.map(opts.map),
     total,

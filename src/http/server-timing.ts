@@ -2,35 +2,51 @@ import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs,
 import type { Deps } from '../deps';
 
 /**
- * Database round trips of one request: how many calls went to the database (each Kysely query,
- * each deps.read, each deps.atomic batch is one) and for how long at least one was in flight.
- * On D1 every call is a network round trip, so the count is what latency at the edge is made of.
+ * Database round trips of one request. Each Kysely query, deps.read and deps.atomic batch is one
+ * call to the database; calls in flight at the same time (Promise.all) wait together, so they are
+ * one round trip: `trips` counts the sequential waits, `calls` every call, and the time is how
+ * long at least one call was in flight. On D1 every call is a network round trip to the primary,
+ * so the trips are what latency at the edge is made of. Overlap is decided by the order of start
+ * and end events, not by timestamps (workerd's clock only moves on I/O).
  */
 export class DbMeter {
   trips = 0;
+  calls = 0;
   private busyMs = 0;
-  private lastEnd = 0;
+  private lastEndMs = 0;
+  private tick = 0;
+  private lastEndTick = 0;
 
-  /** One call that ran from `start` to `end` (performance.now()); overlapping calls count once in the time. */
-  record(start: number, end: number): void {
-    this.trips++;
-    const from = Math.max(start, this.lastEnd);
-    if (end > from) this.busyMs += end - from;
-    if (end > this.lastEnd) this.lastEnd = end;
+  /** Marks the start of a call; returns its mark for record(). */
+  begin(): { tick: number; ms: number } {
+    return { tick: ++this.tick, ms: performance.now() };
   }
 
-  /** The `Server-Timing` entry, e.g. `db;dur=3.1;desc="1 rt"`. */
+  /** One call that began at `start` has answered now. */
+  record(start: { tick: number; ms: number }): void {
+    const end = performance.now();
+    this.calls++;
+    // It began after the last call answered: it waited on its own, a new round trip.
+    if (start.tick > this.lastEndTick) this.trips++;
+    this.lastEndTick = ++this.tick;
+    const from = Math.max(start.ms, this.lastEndMs);
+    if (end > from) this.busyMs += end - from;
+    if (end > this.lastEndMs) this.lastEndMs = end;
+  }
+
+  /** The `Server-Timing` entry, e.g. `db;dur=3.1;desc="1 rt"` (`desc="1 rt, 4 calls"` when calls overlapped). */
   header(): string {
-    return `db;dur=${this.busyMs.toFixed(1)};desc="${this.trips} rt"`;
+    const desc = this.calls === this.trips ? `${this.trips} rt` : `${this.trips} rt, ${this.calls} calls`;
+    return `db;dur=${this.busyMs.toFixed(1)};desc="${desc}"`;
   }
 
   /** Runs one database call under the meter (counted whether it succeeds or throws). */
   async time<T>(call: () => Promise<T>): Promise<T> {
-    const start = performance.now();
+    const start = this.begin();
     try {
       return await call();
     } finally {
-      this.record(start, performance.now());
+      this.record(start);
     }
   }
 }
@@ -41,18 +57,17 @@ export class DbMeter {
  * query has answered. A query that throws is not counted (the request fails anyway).
  */
 class MeterPlugin implements KyselyPlugin {
-  private readonly started = new WeakMap<object, number>();
+  private readonly started = new WeakMap<object, { tick: number; ms: number }>();
   private readonly meter: DbMeter;
   constructor(meter: DbMeter) {
     this.meter = meter;
   }
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    this.started.set(args.queryId, performance.now());
+    this.started.set(args.queryId, this.meter.begin());
     return args.node;
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const end = performance.now();
-    this.meter.record(this.started.get(args.queryId) ?? end, end);
+    this.meter.record(this.started.get(args.queryId) ?? this.meter.begin());
     return args.result;
   }
 }

@@ -7,6 +7,7 @@ import { clientInfo } from '../../http/client';
 import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router';
 import { issueCaptcha } from './captcha.service';
 import { login, loginLogRow, logout } from './login.service';
+import { CaptchaSchema, LoginRequest, LoginResult } from './auth.schemas';
 import { ok, okResponse } from '../../http/respond';
 
 /** Who is attempting: address, device and, on Workers, location. */
@@ -23,33 +24,6 @@ async function refuseLoginBody(c: Context, error: z.ZodError, raw: unknown): Pro
   await c.var.deps.db.executeQuery(loginLogRow(c.var.deps, loginClient(c), name, 'failure', err.message, null));
   throw err;
 }
-
-const CaptchaSchema = z
-  .object({
-    codeKey: z.string().uuid().nullable(),
-    image: z.string().nullable().openapi({ description: 'data:image/svg+xml;base64,… (null when disabled)' }),
-    expiresIn: z.number().int().openapi({ description: 'Seconds until the code expires' }),
-    enabled: z.boolean(),
-  })
-  .openapi('Captcha');
-
-const LoginRequest = z
-  .strictObject({
-    loginName: z.string().trim().min(1, 'is required').max(64, 'must be at most 64 characters'),
-    password: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
-    codeKey: z.string().trim().uuid('must be a UUID').optional(),
-    securityCode: z.string().trim().max(16, 'must be at most 16 characters').optional(),
-  })
-  .openapi('LoginRequest');
-
-const LoginResult = z
-  .object({
-    token: z.string(),
-    tokenType: z.literal('Bearer'),
-    expiresIn: z.number().int(),
-    expiresAt: z.string(),
-  })
-  .openapi('LoginResult');
 
 const captchaRoute = createRoute({
   method: 'get',

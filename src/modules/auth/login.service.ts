@@ -7,13 +7,7 @@ import { isoNow } from '../../core/time';
 import { consumeCaptcha } from './captcha.service';
 import { hit, lockedFor, releaseQuery } from './rate-limit';
 import { signSessionToken } from './session';
-
-export interface LoginInput {
-  loginName: string;
-  password: string;
-  codeKey?: string | undefined;
-  securityCode?: string | undefined;
-}
+import type { LoginInput } from './auth.schemas';
 
 export interface LoginClient {
   ip: string;

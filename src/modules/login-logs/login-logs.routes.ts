@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { guarded } from '../../http/guard';
 import { createRouter, jsonBody } from '../../http/router';
 import { DeletedCount, LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas';
-import { clearLoginLogs, deleteLoginLogs, loginLogPage } from './login-logs.service';
+import { clearLoginLogs, deleteLoginLogs, pageLoginLogs } from './login-logs.service';
 import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Login log'];
@@ -46,7 +46,7 @@ const clearRoute = guarded(
 );
 
 export const loginLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await loginLogPage(c.var.deps, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await pageLoginLogs(c.var.deps, c.req.valid('json'))))
   .openapi(deleteRoute, async (c) =>
     ok(c, { deleted: await deleteLoginLogs(c.var.deps, c.req.valid('json').ids) }),
   )

@@ -29,7 +29,7 @@ async function isBroad(deps: Deps, column: 'login_name' | 'ip', text: string, no
  * walking created_at and filtering, so the page query then hides the prefix from the planner;
  * the count keeps using the prefix index either way.
  */
-export async function loginLogPage(deps: Deps, req: LoginLogPageInput) {
+export async function pageLoginLogs(deps: Deps, req: LoginLogPageInput) {
   const p = req.params;
   const byTime = (req.sortField ?? 'createdAt') === 'createdAt';
   const prefixes = [

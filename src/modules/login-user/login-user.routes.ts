@@ -1,44 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { guarded } from '../../http/guard';
 import { createRouter, jsonBody } from '../../http/router';
-import { UserSchema, selfProfileFields } from '../users/user.model';
+import { UserSchema } from '../users/user.model';
+import { LoginUserInformation, UpdateInfoRequest, UpdatePasswordRequest } from './login-user.schemas';
 import { loginUserInformation, updateInfo, updatePassword } from './login-user.service';
 import { ok, okResponse } from '../../http/respond';
-
-const RouterMenuSchema = z
-  .object({
-    id: z.number().int(),
-    parentId: z.number().int(),
-    title: z.string(),
-    type: z.enum(['directory', 'menu']),
-    path: z.string().nullable(),
-    component: z.string().nullable(),
-    icon: z.string().nullable(),
-    sort: z.number().int(),
-    hidden: z.boolean(),
-    get children(): z.ZodArray<typeof RouterMenuSchema> {
-      return z.array(RouterMenuSchema);
-    },
-  })
-  .openapi('RouterMenu');
-
-const LoginUserInformation = z
-  .object({
-    user: UserSchema,
-    roles: z.array(z.string()).openapi({ description: 'Codes of the enabled roles' }),
-    permissions: z.array(z.string()).openapi({ description: 'Permission codes; ["*"] for a super admin' }),
-    menus: z.array(RouterMenuSchema),
-  })
-  .openapi('LoginUserInformation');
-
-const UpdateInfoRequest = z.strictObject(selfProfileFields).openapi('UpdateInfoRequest');
-
-const UpdatePasswordRequest = z
-  .strictObject({
-    oldPassword: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
-    newPassword: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
-  })
-  .openapi('UpdatePasswordRequest');
 
 const tags = ['Logged-in user'];
 

@@ -8,6 +8,7 @@ import { isoNow } from '../../core/time';
 import { buildTree } from '../../core/tree';
 import { toUser } from '../users/user.model';
 import { findUser } from '../users/users.repo';
+import type { ProfileInput } from './login-user.schemas';
 
 export interface RouterMenu {
   id: number;
@@ -99,13 +100,6 @@ export async function loginUserInformation(deps: Deps, auth: AuthUser) {
       })),
   ) as RouterMenu[];
   return { user: toUser(user), roles: roles.map((r) => r.code), permissions, menus: tree };
-}
-
-export interface ProfileInput {
-  nickName?: string | undefined;
-  email?: string | null | undefined;
-  phone?: string | null | undefined;
-  avatar?: string | null | undefined;
 }
 
 export async function updateInfo(deps: Deps, auth: AuthUser, input: ProfileInput) {

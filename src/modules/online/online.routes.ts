@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { guarded } from '../../http/guard';
 import { createRouter, jsonBody } from '../../http/router';
 import { ForceLogoutRequest, OnlinePage, OnlinePageRequest } from './online.schemas';
-import { forceLogout, onlinePage } from './online.service';
+import { forceLogout, pageOnline } from './online.service';
 import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Online users'];
@@ -36,7 +36,7 @@ const forceLogoutRoute = guarded(
 );
 
 export const onlineRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await onlinePage(c.var.deps, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await pageOnline(c.var.deps, c.req.valid('json'))))
   .openapi(forceLogoutRoute, async (c) => {
     const revoked = await forceLogout(c.var.deps, c.req.valid('json').sessionIds);
     return ok(c, { revoked });

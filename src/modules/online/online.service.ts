@@ -7,7 +7,7 @@ import type { OnlinePageInput } from './online.schemas';
 const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`u.login_name COLLATE NOCASE`, ip: 's.ip' };
 
 /** Live sessions only: not revoked and not expired, joined with their user's login name. */
-export async function onlinePage(deps: Deps, req: OnlinePageInput) {
+export async function pageOnline(deps: Deps, req: OnlinePageInput) {
   let filtered = deps.db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')

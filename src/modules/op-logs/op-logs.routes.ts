@@ -4,7 +4,7 @@ import { guarded } from '../../http/guard';
 import { createRouter, errorResponse, jsonBody } from '../../http/router';
 import { DeletedCount } from '../login-logs/login-logs.schemas';
 import { OpLogDeleteRequest, OpLogSchema, OpLogPage, OpLogPageRequest } from './op-logs.schemas';
-import { clearOpLogs, deleteOpLogs, opLogDetail, opLogPage } from './op-logs.service';
+import { clearOpLogs, deleteOpLogs, opLogDetail, pageOpLogs } from './op-logs.service';
 import { ok, okResponse } from '../../http/respond';
 
 const tags = ['Operation log'];
@@ -63,7 +63,7 @@ const clearRoute = guarded(
 );
 
 export const opLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await opLogPage(c.var.deps, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await pageOpLogs(c.var.deps, c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await opLogDetail(c.var.deps, c.req.valid('query').id)))
   .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteOpLogs(c.var.deps, c.req.valid('json').ids) }))
   .openapi(clearRoute, async (c) => ok(c, { deleted: await clearOpLogs(c.var.deps) }));

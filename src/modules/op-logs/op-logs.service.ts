@@ -38,7 +38,7 @@ function toOpLog(r: Selectable<OpLogTable>): OpLog {
   };
 }
 
-export async function opLogPage(deps: Deps, req: OpLogPageInput) {
+export async function pageOpLogs(deps: Deps, req: OpLogPageInput) {
   const p = req.params;
   let filtered = deps.db.selectFrom('op_log');
   if (p.module) filtered = filtered.where('module', '=', p.module);
