@@ -1,11 +1,13 @@
+import type { Context } from 'hono';
 import { createRoute, z } from '@hono/zod-openapi';
-import { Scalar } from '@scalar/hono-api-reference';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { Deps } from './deps';
 import { AppError, ERRORS, unavailable } from './core/errors';
 import { envelope, errorBody, ErrorEnvelope } from './core/envelope';
 import { checkReadiness, NOT_READY_RETRY_AFTER } from './core/readiness';
+import { captureClient } from './http/client';
+import { DOCS_CSP, DOCS_CSS, DOCS_HTML, DOCS_JS } from './http/docs/page';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { createRouter } from './http/router';
 import { ensureSecurityHeaders, prepareSecurityHeaders } from './http/security-headers';
@@ -26,6 +28,7 @@ import { userRoutes } from './modules/users/users.routes';
 import { ok } from './http/respond';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
 
 const healthRoute = createRoute({
   method: 'get',
@@ -83,6 +86,8 @@ export function createApp(deps: Deps) {
     const meter = config.SERVER_TIMING ? new DbMeter() : undefined;
     c.set('deps', meter ? meteredDeps(deps, meter) : deps);
     c.set('traceId', traceId);
+    // Before the body limit, which may replace c.req.raw and with it the peer address.
+    c.set('client', captureClient(deps, c.req.raw, c.env));
     c.header('X-Trace-Id', traceId);
     prepareSecurityHeaders(c);
     const started = config.LOG_REQUESTS ? deps.clock.now() : 0;
@@ -107,6 +112,8 @@ export function createApp(deps: Deps) {
     const headers = c.res.headers;
     if (!headers.has('X-Trace-Id')) headers.set('X-Trace-Id', traceId);
     ensureSecurityHeaders(headers);
+    // Tokens and the caller's own profile must never sit in a browser or proxy cache.
+    if (NO_STORE.test(c.req.path)) headers.set('Cache-Control', 'no-store');
     if (meter) headers.append('Server-Timing', meter.header());
     if (config.LOG_REQUESTS) {
       log.log('info', 'request', { traceId, method, path: c.req.path, status: c.res.status, ms: deps.clock.now() - started });
@@ -154,7 +161,12 @@ export function createApp(deps: Deps) {
       });
       return c.json(doc);
     });
-    app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'Edge Admin API' }));
+    // Our own page and assets (src/http/docs), never a CDN script: see page.ts.
+    const asset = (body: string, type: string) => (c: Context) =>
+      c.body(body, 200, { 'Content-Type': `${type}; charset=utf-8`, 'Content-Security-Policy': DOCS_CSP, 'Cache-Control': 'no-cache' });
+    app.get('/docs', asset(DOCS_HTML, 'text/html'));
+    app.get('/docs/docs.js', asset(DOCS_JS, 'text/javascript'));
+    app.get('/docs/docs.css', asset(DOCS_CSS, 'text/css'));
   }
   return routes;
 }

@@ -74,6 +74,33 @@ describe('token checks', async () => {
     }
   });
 
+  // The two expiry checks each on their own, with a token never used before (so no verified-token
+  // cache can answer): switching off either check must fail one of these.
+  test('first seen after its JWT exp, with a session row still valid → 401 (the JWT check)', async () => {
+    const fresh = await t.login();
+    const jti = JSON.parse(Buffer.from(fresh.split('.')[1]!, 'base64url').toString()).jti as string;
+    t.sqlite.query(`UPDATE sessions SET expires_at = '2999-01-01T00:00:00.000Z' WHERE id = ?`).run(jti);
+    const at = t.clock.now();
+    t.clock.advance(2592000 * 1000 + 1000);
+    try {
+      const r = await t.call('GET', INFO, { token: fresh });
+      expect(r.status).toBe(401);
+      expect(r.json.msg).toContain('expired');
+    } finally {
+      t.clock.set(at);
+    }
+  });
+
+  test('first seen with its JWT valid but its session row expired → 401 (the session check)', async () => {
+    const fresh = await t.login();
+    const jti = JSON.parse(Buffer.from(fresh.split('.')[1]!, 'base64url').toString()).jti as string;
+    t.sqlite.query(`UPDATE sessions SET expires_at = ? WHERE id = ?`).run(new Date(t.clock.now() - 1000).toISOString(), jti);
+    expect((await t.call('GET', INFO, { token: fresh })).status).toBe(401);
+    // The same token with the row made current again works: the row was the only reason.
+    t.sqlite.query(`UPDATE sessions SET expires_at = '2999-01-01T00:00:00.000Z' WHERE id = ?`).run(jti);
+    expect((await t.call('GET', INFO, { token: fresh })).status).toBe(200);
+  });
+
   test('a disabled user is refused on the next request', async () => {
     const second = await t.login();
     t.sqlite.run(`UPDATE users SET status = 'disabled' WHERE id = 1`);

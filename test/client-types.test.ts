@@ -36,7 +36,7 @@ type ErrorEnvelope = { status: number; msg: string; data: null; traceId: string 
 type Ok<T> = { status: 200; msg: 'SUCCESS'; data: T; traceId: string };
 
 export type LoginBody = Assert<
-  Equal<Flat<InferRequestType<Login>['json']>, { loginName: string; password: string; codeKey?: string | undefined; securityCode?: string | undefined }>
+  Equal<Flat<InferRequestType<Login>['json']>, { loginName: string; password: string; codeKey?: string | null | undefined; securityCode?: string | null | undefined }>
 >;
 export type LoginOk = Assert<
   Equal<InferResponseType<Login, 200>, Ok<{ token: string; tokenType: 'Bearer'; expiresIn: number; expiresAt: string }>>

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup } from '../src/modules/maintenance/cleanup';
 import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
-import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload } from './support/files';
+import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload, type PartSpec } from './support/files';
 import { userWithCodes } from './support/rbac';
 import { answerOf, answerOfUpload, expectGuarded, type GuardedOp } from './support/scenario';
 
@@ -287,6 +287,52 @@ function suite() {
       expect(up.status).toBe(200);
       expect(up.data.name).toBe('owned.sh');
       expect(up.data.extension).toBe('sh');
+    });
+  });
+
+  describe('UTF-8 file names, in every form clients send them', () => {
+    // [what, name sent, name stored]
+    const names: [string, string, string][] = [
+      ['CJK', '名前 資料.txt', '名前 資料.txt'],
+      ['Cyrillic', 'отчёт за 2026.docx', 'отчёт за 2026.docx'],
+      ['emoji (ZWJ family kept)', '🎉 party 👨\u200d👩\u200d👧.png', '🎉 party 👨\u200d👩\u200d👧.png'],
+      ['Arabic', 'تقرير.pdf', 'تقرير.pdf'],
+      ['RTL override (stripped)', 'invoice\u202Egpj.exe', 'invoicegpj.exe'],
+    ];
+    const forms: [string, (name: string) => Omit<PartSpec, 'data'>][] = [
+      // What browsers send: the raw UTF-8 bytes inside the quotes.
+      ['raw UTF-8 filename', (name) => ({ filename: name })],
+      ['filename* (RFC 8187)', (name) => ({ filenameStar: name })],
+      ['percent-encoded filename', (name) => ({ filename: encodeURIComponent(name) })],
+    ];
+    for (const [what, sent, stored] of names) {
+      for (const [form, part] of forms) {
+        test(`${what} as ${form}: stored sanitised, handed back in Content-Disposition`, async () => {
+          const up = await upload(t, 'sysFile', admin, { ...part(sent), type: 'application/octet-stream', data: `${what} ${form}` });
+          expect({ status: up.status, msg: up.json.msg }).toEqual({ status: 200, msg: 'SUCCESS' });
+          expect(up.data.name).toBe(stored);
+          const res = await get(t, up.data.url);
+          expect(res.status).toBe(200);
+          const cd = res.headers.get('content-disposition')!;
+          const star = /filename\*=UTF-8''([^;]+)/.exec(cd)?.[1];
+          expect(star).toBeDefined();
+          expect(decodeURIComponent(star!)).toBe(stored);
+          // The plain fallback is ASCII only, for agents that ignore filename*.
+          expect(/filename="([^"]*)"/.exec(cd)?.[1]).toMatch(/^[\x20-\x7e]+$/);
+        });
+      }
+    }
+
+    test('a raw UTF-8 name with the escapes browsers use for quote, CR and LF', async () => {
+      const up = await upload(t, 'sysFile', admin, { filename: '引用%22文%0D%0A.txt', data: 'q' });
+      expect(up.status).toBe(200);
+      expect(up.data.name).toBe('引用"文.txt');
+    });
+
+    test('curl-style quoted-pairs: \\" is a quote, other backslashes are path separators', async () => {
+      const up = await upload(t, 'sysFile', admin, { filename: 'dir\\say \\"hi\\".txt', data: 'q' });
+      expect(up.status).toBe(200);
+      expect(up.data.name).toBe('say "hi".txt');
     });
   });
 

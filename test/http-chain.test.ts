@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { makeTestApp } from './support/app';
+import { ADMIN_PASSWORD, makeTestApp } from './support/app';
 
 const logLines: string[] = [];
 const t = await makeTestApp({ env: { CORS_ORIGINS: 'http://spa.example, http://other.example' }, logLines });
@@ -175,11 +175,24 @@ describe('CORS and security headers', () => {
 });
 
 describe('docs', () => {
-  test('/docs serves an interactive reference page', async () => {
+  test('/docs serves an interactive reference page with its assets from the service, nothing from a CDN', async () => {
     const res = await t.app.request('/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
-    expect(await res.text()).toContain('/openapi.json');
+    const html = await res.text();
+    expect(html).toContain('/openapi.json');
+    // Every script and stylesheet the page loads is a path on this service.
+    const refs = [...html.matchAll(/<(?:script\b[^>]*\bsrc|link rel="stylesheet"[^>]*\bhref)="([^"]+)"/g)].map((m) => m[1]);
+    expect(refs.sort()).toEqual(['/docs/docs.css', '/docs/docs.js']);
+    expect(html).not.toMatch(/https?:\/\/|\/\/cdn|jsdelivr|unpkg/);
+    // The browser may load only what this origin serves.
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(res.headers.get('content-security-policy')).not.toMatch(/https?:|\*|unsafe/);
+    for (const [path, type] of [['/docs/docs.js', 'text/javascript'], ['/docs/docs.css', 'text/css']] as const) {
+      const a = await t.app.request(path);
+      expect([path, a.status, a.headers.get('content-type')]).toEqual([path, 200, `${type}; charset=utf-8`]);
+      expect(await a.text()).not.toMatch(/https?:\/\//);
+    }
   });
 
   test('docs can be switched off by configuration', async () => {
@@ -232,5 +245,35 @@ describe('TRUST_PROXY', () => {
     const r = await t.call('POST', '/auth/login', { body: { loginName: 'nobody', password: 'whatever-1' }, headers: { 'x-forwarded-for': '192.0.2.1' } });
     expect(r.status).toBe(401);
     expect(t.sqlite.query('SELECT ip FROM login_log WHERE trace_id = ?').get(r.json.traceId)).toEqual({ ip: '127.0.0.1' });
+  });
+});
+
+describe('Cache-Control: no-store on the login flow and the own profile', () => {
+  test('every /auth/* and /app/sysLoginUser/* answer, errors included; other routes are not forced', async () => {
+    const token = await t.login();
+    const answers = [
+      await t.call('GET', '/auth/captcha'),
+      await t.call('POST', '/auth/login', { body: { loginName: 'admin', password: 'wrong-password-here' }, headers: { 'x-test-ip': '10.77.0.1' } }),
+      await t.call('POST', '/auth/login', { body: { loginName: 'admin', password: 'x', extra: 1 } }),
+      await t.call('GET', '/auth/nothing'),
+      await t.call('GET', '/app/sysLoginUser/getLoginUserInformation', { token }),
+      await t.call('GET', '/app/sysLoginUser/getLoginUserInformation'),
+      await t.call('POST', '/app/sysLoginUser/updateInfo', { token, body: { nickName: 'Admin' } }),
+      await t.call('POST', '/auth/logout', { token }),
+    ];
+    expect(answers.map((r) => [r.status, r.res.headers.get('cache-control')])).toEqual([
+      [200, 'no-store'],
+      [401, 'no-store'],
+      [400, 'no-store'],
+      [404, 'no-store'],
+      [200, 'no-store'],
+      [401, 'no-store'],
+      [200, 'no-store'],
+      [200, 'no-store'],
+    ]);
+    expect((await t.call('GET', '/health')).res.headers.get('cache-control')).toBeNull();
+    // The login token itself must come with it.
+    const login = await t.call('POST', '/auth/login', { body: { loginName: 'admin', password: ADMIN_PASSWORD } });
+    expect([login.status, login.res.headers.get('cache-control')]).toEqual([200, 'no-store']);
   });
 });

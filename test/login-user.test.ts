@@ -102,6 +102,46 @@ describe('updateInfo', () => {
   });
 });
 
+describe('avatar: http(s) URLs and paths on this service only', () => {
+  const refused = [
+    'javascript:alert(1)',
+    'JaVaScRiPt:alert(1)',
+    '  javascript:alert(1)',
+    'java\tscript:alert(1)',
+    'vbscript:msgbox(1)',
+    'data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+',
+    'data:image/png;base64,iVBORw0KGgo=',
+    '//evil.example/a.png',
+    '/\\evil.example/a.png',
+    'ftp://files.example/a.png',
+    'file:///etc/passwd',
+    'https://',
+    'a.png',
+  ];
+  test.each(refused)('refuses %p and changes nothing', async (avatar) => {
+    const token = await t.login();
+    const before = t.sqlite.query('SELECT avatar, version FROM users WHERE id = 1').get();
+    const r = await t.call('POST', '/app/sysLoginUser/updateInfo', { token, body: { avatar } });
+    expect(r.status).toBe(400);
+    expect(r.json.msg).toStartWith('avatar:');
+    expect(t.sqlite.query('SELECT avatar, version FROM users WHERE id = 1').get()).toEqual(before);
+  });
+
+  test.each(['https://cdn.example/u/1.png', 'http://intranet.example/a.jpg', '/app/sysImage/preview?id=3&exp=99&sig=abc', '', null])('accepts %p', async (avatar) => {
+    const token = await t.login();
+    const r = await t.call('POST', '/app/sysLoginUser/updateInfo', { token, body: { avatar } });
+    expect(r.status).toBe(200);
+    expect(r.data.avatar).toBe(avatar);
+  });
+
+  test('sysUser/add applies the same rule', async () => {
+    const token = await t.login();
+    const r = await t.call('POST', '/app/sysUser/add', { token, body: { loginName: 'avatarx', password: 'Avatar-Pass-123', avatar: 'javascript:alert(1)' } });
+    expect(r.status).toBe(400);
+    expect(r.json.msg).toStartWith('avatar:');
+  });
+});
+
 describe('updatePassword', () => {
   test('wrong old password → 400 and the caller stays logged in', async () => {
     const token = await t.login();
@@ -117,6 +157,8 @@ describe('updatePassword', () => {
     ['password123', 'too common'],
     ['ADMIN123', 'too common'],
     ['x'.repeat(129), 'at most 128'],
+    ['        ', 'visible character'],
+    ['\u200b'.repeat(10), 'visible character'],
   ])('policy refuses %s (%s)', async (newPassword, rule) => {
     const token = await t.login();
     const r = await t.call('POST', '/app/sysLoginUser/updatePassword', { token, body: { oldPassword: ADMIN_PASSWORD, newPassword } });

@@ -54,7 +54,7 @@ describe('D1 round trips per operation (workerd)', () => {
       'guarded detail read': 2,
       'page query (with count)': 2,
       getLoginUserInformation: 2,
-      login: 5, // captcha off
+      login: 4, // captcha off: lock check, slot reservation, user read, one batch
       'add user': 5,
       'edit user': 5,
       'grant role': 5,

@@ -108,6 +108,10 @@ function suite() {
         ['x'.repeat(129), 'at most 128'],
         ['PolicyUser1', 'login name'],
         ['password123', 'too common'],
+        [' '.repeat(10), 'visible character'],
+        ['\t'.repeat(9), 'visible character'],
+        ['\u200b\u200c\u200d\u2060\ufeff\u200b\u200b\u200b', 'visible character'],
+        ['\u00a0\u3000 \t\u2003\u200b\u00a0\u3000', 'visible character'],
       ] as const) {
         const users = await t.count('users');
         const r = await addUser({ loginName: 'policyuser1', password });
@@ -326,6 +330,29 @@ function suite() {
       const renamed = await edit({ id, version: 2, loginName: 'Edited_Me' });
       expect(renamed.data.loginName).toBe('Edited_Me');
       expect(await t.login('edited_me', USER_PASSWORD)).toBeString();
+    });
+
+    test("a new login name equal to the user's current password is refused (any case) and changes nothing", async () => {
+      // Checked as typed, lower-cased and upper-cased (a hash cannot be compared case-insensitively).
+      const password = 'rename.me.pass-81';
+      const id = await newUserId({ loginName: uniq('renamed'), password });
+      for (const loginName of [password, password.toUpperCase(), 'Rename.Me.Pass-81']) {
+        const before = await snapshot(t, 'users');
+        const r = await edit({ id, version: 1, loginName });
+        expect({ status: r.status, msg: r.json.msg }).toEqual({ status: 400, msg: "loginName: must not equal the user's current password" });
+        expect(await snapshot(t, 'users')).toBe(before);
+      }
+      expect((await edit({ id, version: 1, loginName: uniq('renamed') })).status).toBe(200);
+    });
+
+    test('renames of one user are throttled like password guesses (5 per 10 minutes)', async () => {
+      const id = await newUserId();
+      for (let i = 1; i <= 5; i++) expect((await edit({ id, version: i, loginName: uniq('rename') })).status).toBe(200);
+      const r = await edit({ id, version: 6, loginName: uniq('rename') });
+      expect(r.status).toBe(429);
+      expect(Number(r.res.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Other edits of that user are not affected.
+      expect((await edit({ id, version: 6, nickName: 'Still editable' })).status).toBe(200);
     });
 
     test('a stale version is 409 and changes nothing', async () => {

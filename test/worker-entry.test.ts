@@ -84,7 +84,7 @@ describe('worker entry', () => {
     const other = createWorker();
     expect((await other.fetch(loginReq(), e)).status).toBe(200);
     expect((sqlite.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(1);
-  });
+  }, 30_000); // two logins with WASM argon2id at production cost: seconds on a loaded machine
 
   test('an unmigrated D1 database: a clear log line, the bootstrap is retried on the next request', async () => {
     const sqlite = openSqlite(':memory:');

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import type { Deps } from '../deps';
 import { parseUserAgent } from '../core/user-agent';
 
@@ -14,8 +15,26 @@ export function clientIp(deps: Deps, req: Request, env: unknown): string {
   return (deps.client.socketAddress(req, env) ?? '').slice(0, 64);
 }
 
-/** What the logs record about the caller's device. */
-export function clientInfo(deps: Deps, req: Request, env: unknown) {
-  const userAgent = (req.headers.get('user-agent') ?? '').slice(0, 512);
-  return { ip: clientIp(deps, req, env), userAgent, ...parseUserAgent(userAgent) };
+/** Where the request came from, fixed once at the front of the chain (see captureClient). */
+export interface ClientOrigin {
+  ip: string;
+  country: string | null;
+  city: string | null;
+}
+
+/**
+ * Reads the caller's address and location from the ORIGINAL request, before anything can replace
+ * `c.req.raw`: the body limit rebuilds a request without Content-Length (chunked), and Bun's
+ * `requestIP()` knows only the request object the server handed over. Everything later reads
+ * `c.var.client`, so the address survives whatever body handling does.
+ */
+export function captureClient(deps: Deps, req: Request, env: unknown): ClientOrigin {
+  const where = deps.client.location?.(req, env) ?? { country: null, city: null };
+  return { ip: clientIp(deps, req, env), country: where.country, city: where.city };
+}
+
+/** What the logs record about the caller: the address captured at the front, and its device. */
+export function clientInfo(c: Context) {
+  const userAgent = (c.req.header('user-agent') ?? '').slice(0, 512);
+  return { ...c.var.client, userAgent, ...parseUserAgent(userAgent) };
 }

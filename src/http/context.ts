@@ -1,5 +1,6 @@
 import type { AuthUser } from '../core/caller';
 import type { Deps } from '../deps';
+import type { ClientOrigin } from './client';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -7,6 +8,8 @@ declare module 'hono' {
     /** Replaces the request body as the op-log params when the body is not JSON (uploads). */
     opParams: unknown;
     traceId: string;
+    /** The caller's address and location, captured from the original request (captureClient). */
+    client: ClientOrigin;
     auth: AuthUser;
     /** Set by the error mapper so the op-log recorder can store what the client was told. */
     errorMsg: string;

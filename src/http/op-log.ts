@@ -66,7 +66,7 @@ export const recordOperation: MiddlewareHandler = async (c, next) => {
   await next();
   const [, , module = '', action = ''] = c.req.path.split('/');
   const auth = c.get('auth');
-  const info = clientInfo(deps, c.req.raw, c.env);
+  const info = clientInfo(c);
   const status = c.res.status;
   try {
     await deps.db

@@ -100,24 +100,35 @@ export function enabledSuperAdmins(t: AnyTestApp): Maybe<number> {
 
 /**
  * Runs `fn` with a barrier in front of deps.atomic: each write waits until `parties` writes have
- * arrived (or 500 ms passed), so concurrent requests all make their early checks before any of
- * them writes — the worst interleaving for check-then-write code. Returns how many writes arrived.
+ * arrived, so concurrent requests all make their early checks before any of them writes — the
+ * worst interleaving for check-then-write code. If they have not all arrived within 10 s the
+ * writes are let through and the helper THROWS after `fn`: a race test whose requests did not
+ * overlap must fail, not pass as a sequential run. Returns how many writes arrived.
  */
 export async function withWriteBarrier<T>(t: AnyTestApp, parties: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
   const atomic = t.deps.atomic;
   const waiting: (() => void)[] = [];
   let writes = 0;
+  let missed = 0;
   t.deps.atomic = async (q) => {
     writes++;
     await new Promise<void>((resolve) => {
       waiting.push(resolve);
       if (waiting.length === parties) for (const go of waiting.splice(0)) go();
-      else setTimeout(resolve, 500);
+      else if (waiting.length === 1) {
+        setTimeout(() => {
+          if (waiting.length === 0) return;
+          missed += waiting.length;
+          for (const go of waiting.splice(0)) go();
+        }, 10_000);
+      }
     });
     return atomic(q);
   };
   try {
-    return { result: await fn(), writes };
+    const result = await fn();
+    if (missed > 0) throw new Error(`write barrier: ${missed} write(s) waited 10 s without the other ${parties - 1} party(ies): the race did not overlap`);
+    return { result, writes };
   } finally {
     t.deps.atomic = atomic;
   }

@@ -62,18 +62,18 @@ export function splitSql(text: string): string[] {
 }
 
 /** The migrations as `wrangler d1 migrations apply --local` runs them: split, then one batch per file with its tracking row. */
-async function migrateD1(d1: D1Database): Promise<void> {
+export async function migrateD1(d1: D1Database, only: (name: string) => boolean = () => true): Promise<void> {
   await d1.prepare(
     'CREATE TABLE IF NOT EXISTS d1_migrations(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)',
   ).run();
-  for (const name of readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort()) {
+  for (const name of readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f) && only(f)).sort()) {
     const statements = splitSql(readFileSync(join(MIGRATIONS_DIR, name), 'utf8')).map((q) => d1.prepare(q));
     await d1.batch([...statements, d1.prepare('INSERT INTO d1_migrations (name) VALUES (?)').bind(name)]);
   }
 }
 
-/** An empty D1 database in workerd with the migrations applied. */
-export async function freshD1(): Promise<D1Database> {
+/** An empty D1 database in workerd with the migrations applied (those `only` accepts, if given). */
+export async function freshD1(only?: (name: string) => boolean): Promise<D1Database> {
   if (used >= POOL) {
     starting = start();
     used = 0;
@@ -81,7 +81,7 @@ export async function freshD1(): Promise<D1Database> {
   const binding = `DB${used++}`;
   const mf = await starting!;
   const d1 = (await mf.getD1Database(binding)) as unknown as D1Database;
-  await migrateD1(d1);
+  await migrateD1(d1, only);
   return d1;
 }
 

@@ -12,9 +12,7 @@ import { ok, okResponse } from '../../http/respond';
 
 /** Who is attempting: address, device and, on Workers, location. */
 function loginClient(c: Context) {
-  const deps = c.var.deps;
-  const where = deps.client.location?.(c.req.raw, c.env) ?? { country: null, city: null };
-  return { ...clientInfo(deps, c.req.raw, c.env), ...where, traceId: c.var.traceId };
+  return { ...clientInfo(c), traceId: c.var.traceId };
 }
 
 async function refuseLoginBody(c: Context, error: z.ZodError, raw: unknown): Promise<never> {
@@ -65,7 +63,7 @@ const logoutRoute = guarded(
 export const authRoutes = createRouter()
   .openapi(captchaRoute, async (c) => {
     const deps = c.var.deps;
-    return ok(c, await issueCaptcha(deps, clientInfo(deps, c.req.raw, c.env).ip));
+    return ok(c, await issueCaptcha(deps, c.var.client.ip));
   })
   .openapi(
     loginRoute,

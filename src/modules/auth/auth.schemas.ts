@@ -13,8 +13,10 @@ export const LoginRequest = z
   .strictObject({
     loginName: z.string().trim().min(1, 'is required').max(64, 'must be at most 64 characters'),
     password: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
-    codeKey: z.string().trim().uuid('must be a UUID').optional(),
-    securityCode: z.string().trim().max(16, 'must be at most 16 characters').optional(),
+    // Checked by the login only while the captcha is on; with it off they are ignored, whatever
+    // they hold (login forms send "" or null).
+    codeKey: z.string().nullish().openapi({ description: 'The codeKey of GET /auth/captcha (a UUID); ignored when the captcha is off' }),
+    securityCode: z.string().nullish().openapi({ description: 'The characters in the captcha image; ignored when the captcha is off' }),
   })
   .openapi('LoginRequest');
 

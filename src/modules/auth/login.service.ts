@@ -1,11 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../core/errors';
 import type { PasswordHasher } from '../../core/ports';
 import { dummyPhc } from '../../core/phc';
 import { isoNow } from '../../core/time';
 import { consumeCaptcha } from './captcha.service';
-import { hit, lockedFor, releaseQuery } from './rate-limit';
+import { hitQuery, lockedFor, releaseQuery, reserve, type Subject } from './rate-limit';
 import { signSessionToken } from './session';
 import type { LoginInput } from './auth.schemas';
 
@@ -20,7 +20,7 @@ export interface LoginClient {
 }
 
 const TEN_MINUTES = 10 * 60_000;
-/** Per login name + address: 5 failures lock that pair for 10 minutes. */
+/** Per login name, counted across every address: 5 failures lock the name for 10 minutes. */
 export const NAME_RULE = { limit: 5, windowMs: TEN_MINUTES, lockMs: TEN_MINUTES };
 /** Per address: 30 failures within 10 minutes lock the address for 10 minutes. */
 export const ADDRESS_RULE = { limit: 30, windowMs: TEN_MINUTES, lockMs: TEN_MINUTES };
@@ -38,6 +38,22 @@ export function dummyHash(hasher: PasswordHasher): string {
   return hasher.dummy ?? OWASP_DUMMY;
 }
 
+/** The columns of a login-log row other than its outcome (status, msg). */
+function loginLogFacts(deps: Deps, client: LoginClient, loginName: string, userId: number | null) {
+  return {
+    login_name: loginName.slice(0, 64),
+    user_id: userId,
+    ip: client.ip,
+    user_agent: client.userAgent,
+    browser: client.browser,
+    os: client.os,
+    country: client.country,
+    city: client.city,
+    trace_id: client.traceId,
+    created_at: isoNow(deps.clock),
+  };
+}
+
 /** The login-log row of one attempt, compiled so it can join an atomic batch. */
 export function loginLogRow(
   deps: Deps,
@@ -49,87 +65,136 @@ export function loginLogRow(
 ) {
   return deps.db
     .insertInto('login_log')
-    .values({
-      login_name: loginName.slice(0, 64),
-      user_id: userId,
-      status,
-      msg: msg.slice(0, 300),
-      ip: client.ip,
-      user_agent: client.userAgent,
-      browser: client.browser,
-      os: client.os,
-      country: client.country,
-      city: client.city,
-      trace_id: client.traceId,
-      created_at: isoNow(deps.clock),
-    })
+    .values({ ...loginLogFacts(deps, client, loginName, userId), status, msg: msg.slice(0, 300) })
     .compile();
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TOO_MANY = 'Too many failed login attempts, try again later';
+/** How long an attempt waits for a throttle slot held by attempts still in flight. */
+const SLOT_WAIT_MS = 15_000;
+const SLOT_POLL_MS = 20;
+
+/**
+ * Waits for a throttle slot on every subject. Refused at once (429) while a subject is locked;
+ * an attempt kept out only by others still in flight waits for their outcome, because those may
+ * be right passwords (a shared account, an office behind one NAT) that count nothing.
+ */
+async function takeSlot(deps: Deps, subjects: Subject[], id: string): Promise<AppError | null> {
+  const keys = subjects.map((s) => s.key);
+  for (let waited = 0; ; waited += SLOT_POLL_MS) {
+    if (await reserve(deps, subjects, id)) return null;
+    const lockMs = await lockedFor(deps, keys);
+    if (lockMs > 0) return tooMany(lockMs / 1000, TOO_MANY);
+    if (waited >= SLOT_WAIT_MS) return tooMany(1, TOO_MANY);
+    await new Promise((ok) => setTimeout(ok, SLOT_POLL_MS));
+  }
+}
+
 export async function login(deps: Deps, input: LoginInput, client: LoginClient) {
-  const { db, clock, config } = deps;
+  const { db, config } = deps;
   const loginName = input.loginName.slice(0, 64);
-  const nameKey = `login:${loginName.toLowerCase()}|${client.ip}`;
-  const addressKey = `login-ip:${client.ip}`;
+  // Per name across every address (a botnet gets 5 guesses per name, not 5 per address), and per address.
+  const subjects: Subject[] = [
+    { key: `login-name:${loginName.toLowerCase()}`, rule: NAME_RULE },
+    { key: `login-ip:${client.ip}`, rule: ADDRESS_RULE },
+  ];
+  const [byName, byAddress] = subjects as [Subject, Subject];
   const logRow = (status: 'success' | 'failure', msg: string, userId: number | null) =>
     loginLogRow(deps, client, loginName, status, msg, userId);
-  const refuse = async (err: AppError, userId: number | null = null): Promise<never> => {
-    await db.executeQuery(logRow('failure', err.message, userId));
+  const refuse = async (err: AppError, userId: number | null = null, more: CompiledQuery[] = []): Promise<never> => {
+    await deps.atomic([...more, logRow('failure', err.message, userId)]);
     throw err;
   };
 
-  // The captcha is used up by this attempt whatever happens next.
-  const captchaOk = config.CAPTCHA_ENABLED ? await consumeCaptcha(deps, input.codeKey, input.securityCode) : true;
-  const lockMs = await lockedFor(deps, [nameKey, addressKey]);
-  if (lockMs > 0) return refuse(tooMany(lockMs / 1000, 'Too many failed login attempts, try again later'));
+  // The captcha is used up by this attempt whatever happens next, a locked-out attempt included.
+  let captchaOk = true;
+  if (config.CAPTCHA_ENABLED) {
+    const codeKey = input.codeKey?.trim() ?? '';
+    const answer = input.securityCode?.trim() ?? '';
+    if (codeKey && !UUID.test(codeKey)) return refuse(badRequest('codeKey: must be a UUID'));
+    if (answer.length > 16) return refuse(badRequest('securityCode: must be at most 16 characters'));
+    captchaOk = await consumeCaptcha(deps, codeKey, answer);
+  }
+  const lockMs = await lockedFor(deps, [byName.key, byAddress.key]);
+  if (lockMs > 0) return refuse(tooMany(lockMs / 1000, TOO_MANY));
   if (!captchaOk) return refuse(badRequest('securityCode: the verification code is wrong or has expired'));
 
-  // The attempt is counted before the slow hash, so a burst of parallel guesses is refused as it
-  // arrives instead of all passing the lock check above; a success takes its count back.
-  const byName = await hit(deps, nameKey, NAME_RULE);
-  const byAddress = await hit(deps, addressKey, ADDRESS_RULE);
-  if (byName.count > NAME_RULE.limit || byAddress.count > ADDRESS_RULE.limit) {
-    const until = Math.max(Date.parse(byName.lockedUntil ?? '') || 0, Date.parse(byAddress.lockedUntil ?? '') || 0);
-    return refuse(tooMany(Math.max(1, (until - clock.now()) / 1000), 'Too many failed login attempts, try again later'));
+  // A slot is reserved before the slow hash, so a parallel burst cannot get more outcomes than
+  // the limit; every outcome below releases it in the same batch that records what happened.
+  const attemptId = deps.ids.uuid();
+  const busy = await takeSlot(deps, subjects, attemptId);
+  if (busy) return refuse(busy);
+  const release = releaseQuery(deps, subjects, attemptId);
+  try {
+    const user = await db
+      .selectFrom('users')
+      .select(['id', 'login_name', 'password_hash', 'status'])
+      .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
+      .executeTakeFirst();
+    const passwordOk = await deps.hasher.verify(user?.password_hash ?? dummyHash(deps.hasher), input.password);
+    if (!user || !passwordOk) {
+      const counts = [hitQuery(deps, byName.key, byName.rule).compile(), hitQuery(deps, byAddress.key, byAddress.rule).compile()];
+      return await refuse(unauthorized(BAD_CREDENTIALS), null, [release, ...counts]);
+    }
+    // The right password is no guess: a disabled account counts no failure, and is refused.
+    if (user.status !== 'enabled') return await refuse(forbidden(DISABLED), user.id, [release]);
+    return await openSession(deps, client, loginName, user, release, byName.key);
+  } catch (err) {
+    // Whatever went wrong, the slot is not held for PENDING_MS (an unlogged AppError cannot get here).
+    await deps.atomic([release]).catch(() => undefined);
+    throw err;
   }
+}
 
-  const user = await db
-    .selectFrom('users')
-    .select(['id', 'login_name', 'password_hash', 'status'])
-    .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
-    .executeTakeFirst();
-  const passwordOk = await deps.hasher.verify(user?.password_hash ?? dummyHash(deps.hasher), input.password);
-  if (!user || !passwordOk) return refuse(unauthorized(BAD_CREDENTIALS));
-  // The right password is no guess: a disabled account gives its count back, then is refused.
-  const release = [db.deleteFrom('rate_limits').where('key', '=', nameKey).compile(), releaseQuery(deps, addressKey, ADDRESS_RULE)];
-  if (user.status !== 'enabled') {
-    await deps.atomic(release);
-    return refuse(forbidden('This account is disabled'), user.id);
-  }
+const DISABLED = 'This account is disabled';
 
+/**
+ * Creates the session only if the password hash and status the login checked are still the
+ * user's: the login-log row, the session, last-login and the name's failure reset are one batch,
+ * each conditional on the same test. A reset, disable or delete that landed during the hash
+ * therefore yields no token, a failure row and 401/403 — never a dead token or a 500.
+ */
+async function openSession(
+  deps: Deps,
+  client: LoginClient,
+  loginName: string,
+  user: { id: number; password_hash: string },
+  release: CompiledQuery,
+  nameKey: string,
+) {
+  const { db, clock, config } = deps;
   const sessionId = deps.ids.uuid();
   const { token, exp } = await signSessionToken(deps, user.id, sessionId);
   const now = isoNow(clock);
   const expiresAt = new Date(exp * 1000).toISOString();
-  await deps.atomic([
+  const current = sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND password_hash = ${user.password_hash} AND status = 'enabled')`;
+  const stillHash = sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND password_hash = ${user.password_hash})`;
+  const facts = Object.entries(loginLogFacts(deps, client, loginName, user.id));
+  const [logged] = await deps.atomic([
     db
-      .insertInto('sessions')
-      .values({
-        id: sessionId,
-        user_id: user.id,
-        ip: client.ip,
-        user_agent: client.userAgent,
-        browser: client.browser,
-        os: client.os,
-        login_at: now,
-        expires_at: expiresAt,
-        revoked_at: null,
-      })
+      .insertInto('login_log')
+      .columns([...facts.map(([k]) => k as 'ip'), 'status', 'msg'])
+      .expression(
+        db.selectNoFrom((eb) => [
+          ...facts.map(([k, v]) => eb.val(v).as(k)),
+          sql<string>`CASE WHEN ${current} THEN 'success' ELSE 'failure' END`.as('status'),
+          sql<string>`CASE WHEN ${current} THEN 'Login succeeded' WHEN ${stillHash} THEN ${DISABLED} ELSE ${BAD_CREDENTIALS} END`.as('msg'),
+        ]),
+      )
+      .returning(['status', 'msg'])
       .compile(),
-    db.updateTable('users').set({ last_login_at: now, last_login_ip: client.ip }).where('id', '=', user.id).compile(),
-    ...release,
-    logRow('success', 'Login succeeded', user.id),
+    sql`INSERT INTO sessions (id, user_id, ip, user_agent, browser, os, login_at, expires_at, revoked_at)
+      SELECT ${sessionId}, ${user.id}, ${client.ip}, ${client.userAgent}, ${client.browser}, ${client.os}, ${now}, ${expiresAt}, NULL
+      WHERE ${current}`.compile(db),
+    sql`UPDATE users SET last_login_at = ${now}, last_login_ip = ${client.ip} WHERE id = ${user.id} AND ${current}`.compile(db),
+    sql`DELETE FROM rate_limits WHERE key = ${nameKey} AND ${current}`.compile(db),
+    release,
   ]);
+  const row = logged?.rows[0] as { status: string; msg: string } | undefined;
+  if (row?.status !== 'success') {
+    throw row?.msg === DISABLED ? forbidden(DISABLED) : unauthorized(BAD_CREDENTIALS);
+  }
   return { token, tokenType: 'Bearer' as const, expiresIn: config.TOKEN_TTL_SECONDS, expiresAt };
 }
 

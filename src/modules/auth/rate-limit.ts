@@ -9,17 +9,14 @@ export interface WindowRule {
   lockMs?: number;
 }
 
-/**
- * Counts one event for `key` in a fixed window, in one atomic upsert, so parallel requests cannot
- * both slip under the limit. Returns the count in the current window and any lock end.
- */
-export async function hit(deps: Deps, key: string, rule: WindowRule) {
+/** The upsert that counts one event for `key` in a fixed window, locking it at the limit. */
+export function hitQuery(deps: Deps, key: string, rule: WindowRule) {
   const now = isoNow(deps.clock);
   const cutoff = isoNow(deps.clock, -rule.windowMs);
   const lockUntil = rule.lockMs ? isoNow(deps.clock, rule.lockMs) : null;
   const fresh = sql`rate_limits.window_start <= ${cutoff}`;
   const nextCount = sql<number>`CASE WHEN ${fresh} THEN 1 ELSE rate_limits.count + 1 END`;
-  const row = await deps.db
+  return deps.db
     .insertInto('rate_limits')
     .values({ key, count: 1, window_start: now, locked_until: rule.limit <= 1 ? lockUntil : null })
     .onConflict((oc) =>
@@ -29,8 +26,15 @@ export async function hit(deps: Deps, key: string, rule: WindowRule) {
         locked_until: sql`CASE WHEN ${nextCount} >= ${rule.limit} THEN ${lockUntil} ELSE rate_limits.locked_until END`,
       }),
     )
-    .returning(['count', 'window_start', 'locked_until'])
-    .executeTakeFirstOrThrow();
+    .returning(['count', 'window_start', 'locked_until']);
+}
+
+/**
+ * Counts one event for `key` in a fixed window, in one atomic upsert, so parallel requests cannot
+ * both slip under the limit. Returns the count in the current window and any lock end.
+ */
+export async function hit(deps: Deps, key: string, rule: WindowRule) {
+  const row = await hitQuery(deps, key, rule).executeTakeFirstOrThrow();
   return { count: row.count, windowStart: row.window_start, lockedUntil: row.locked_until };
 }
 
@@ -46,17 +50,57 @@ export async function lockedFor(deps: Deps, keys: string[]): Promise<number> {
   return row?.until ? Date.parse(row.until) - deps.clock.now() : 0;
 }
 
+/** A throttled subject: its failure counter's key and rule. */
+export interface Subject {
+  key: string;
+  rule: WindowRule;
+}
+
+/** An attempt in flight (reserved, outcome not known yet) stops counting after this long. */
+const PENDING_MS = 30_000;
+
 /**
- * Takes back one counted event (an attempt reserved before its outcome was known that turned out
- * fine), lifting a lock that only that event had caused.
+ * Reservation rows live in rate_limits under `pending:<length>:<key>#<id>`: the length makes the
+ * prefix unambiguous whatever characters a login name holds, so one subject's reservations can be
+ * counted with a key range (`#` .. `$`) and no name can pose as another's reservation.
  */
-export function releaseQuery(deps: Deps, key: string, rule: WindowRule) {
+const pendingPrefix = (key: string) => `pending:${key.length}:${key}#`;
+export const pendingKey = (key: string, id: string) => pendingPrefix(key) + id;
+
+/**
+ * Reserves one in-flight slot on every subject in ONE statement, or none at all: a subject is full
+ * when it is locked, or when its failures in the window plus the attempts still in flight reach
+ * its limit. So a parallel burst never gets more outcomes than the limit allows, while attempts
+ * that are refused a slot only because others are still in flight can wait for them (their
+ * outcome may well be a success, which costs nothing).
+ */
+export async function reserve(deps: Deps, subjects: Subject[], id: string): Promise<boolean> {
+  const now = isoNow(deps.clock);
+  const stale = isoNow(deps.clock, -PENDING_MS);
+  const full = ({ key, rule }: Subject) => {
+    const prefix = pendingPrefix(key);
+    const end = `${prefix.slice(0, -1)}$`;
+    return sql`(EXISTS (SELECT 1 FROM rate_limits WHERE key = ${key} AND locked_until > ${now})
+      OR coalesce((SELECT count FROM rate_limits WHERE key = ${key} AND window_start > ${isoNow(deps.clock, -rule.windowMs)}), 0)
+       + (SELECT count(*) FROM rate_limits WHERE key > ${prefix} AND key < ${end} AND window_start > ${stale}) >= ${rule.limit})`;
+  };
+  const rows = sql.join(
+    subjects.map((s) => sql`SELECT ${pendingKey(s.key, id)} AS k`),
+    sql` UNION ALL `,
+  );
+  const result = await sql`INSERT INTO rate_limits (key, count, window_start, locked_until)
+    SELECT k, 0, ${now}, NULL FROM (${rows}) WHERE NOT (${sql.join(subjects.map(full), sql` OR `)})`.execute(deps.db);
+  return Number(result.numAffectedRows ?? 0n) === subjects.length;
+}
+
+/** Drops the reservations of attempt `id`, compiled so it can join the outcome's batch. */
+export function releaseQuery(deps: Deps, subjects: Subject[], id: string) {
   return deps.db
-    .updateTable('rate_limits')
-    .set({
-      count: sql`max(count - 1, 0)`,
-      locked_until: sql`CASE WHEN count - 1 < ${rule.limit} THEN NULL ELSE locked_until END`,
-    })
-    .where('key', '=', key)
+    .deleteFrom('rate_limits')
+    .where(
+      'key',
+      'in',
+      subjects.map((s) => pendingKey(s.key, id)),
+    )
     .compile();
 }

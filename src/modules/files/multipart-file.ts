@@ -1,5 +1,6 @@
 import * as Multipart from 'multipasta';
 import { AppError, badRequest } from '../../core/errors';
+import { parseFormDisposition } from './form-disposition';
 
 /** The file part of a multipart/form-data body, its bytes still unread. */
 export interface FilePart {
@@ -39,17 +40,22 @@ export async function openFilePart(body: ReadableStream<Uint8Array>, contentType
   const reader = body.getReader();
   let bodyBytes = 0;
   let failure: Multipart.MultipartError | undefined;
-  let target: { info: Multipart.PartInfo; queue: Uint8Array[]; ended: boolean } | undefined;
+  let target: { fileName: string; contentType: string; queue: Uint8Array[]; ended: boolean } | undefined;
+  // Our own Content-Disposition reading (see form-disposition.ts), not multipasta's.
+  const disposition = (info: Multipart.PartInfo) => parseFormDisposition(info.headers['content-disposition'] as string | undefined);
 
   const parser = Multipart.make({
     headers: { 'content-type': contentType },
-    isFile: (info) => info.filename !== undefined,
+    isFile: (info) => disposition(info).fileName !== undefined,
     maxParts: 32,
     maxFieldSize: 64 * 1024,
     onField() {},
     onFile(info) {
-      if (target || info.name !== opts.field) return () => {};
-      const t = { info, queue: [] as Uint8Array[], ended: false };
+      const { name, fileName = '' } = disposition(info);
+      if (target || name !== opts.field) return () => {};
+      // Without a Content-Type of its own, a file part is octet-stream (RFC 7578).
+      const contentType = info.headers['content-type'] ? info.contentType : 'application/octet-stream';
+      const t = { fileName, contentType, queue: [] as Uint8Array[], ended: false };
       target = t;
       return (chunk) => {
         if (chunk === null) t.ended = true;
@@ -116,5 +122,5 @@ export async function openFilePart(body: ReadableStream<Uint8Array>, contentType
     },
     { highWaterMark: 0 },
   );
-  return { fileName: part.info.filename ?? '', contentType: part.info.contentType, body: stream };
+  return { fileName: part.fileName, contentType: part.contentType, body: stream };
 }

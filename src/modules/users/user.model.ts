@@ -69,5 +69,26 @@ export const selfProfileFields = {
   nickName: text(64).min(1, 'must not be empty').optional(),
   email: text(128).pipe(z.email('must be an email address')).openapi({ format: 'email' }).nullable().optional(),
   phone: text(32).regex(/^[0-9+\-() ]*$/, 'may contain digits, spaces and + - ( ) only').nullable().optional(),
-  avatar: text(512).nullable().optional(),
+  avatar: text(512)
+    .refine(isAvatarUrl, 'must be an http(s) URL or a path on this service (/…)')
+    .openapi({ description: 'An http(s) URL or a path on this service, e.g. an image preview link; "" for none' })
+    .nullable()
+    .optional(),
 };
+
+/**
+ * Avatars end up in an `<img src>` (and, in careless SPAs, an `<a href>`): only http(s) URLs and
+ * paths on this service, never `javascript:`, `data:` (SVG can script) or a protocol-relative
+ * `//host` that would load from anywhere.
+ */
+function isAvatarUrl(v: string): boolean {
+  if (v === '') return true;
+  if (v.startsWith('/')) return !v.startsWith('//') && !/[\s\\]/.test(v);
+  if (!/^https?:\/\//i.test(v)) return false;
+  try {
+    const url = new URL(v);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}

@@ -1,11 +1,13 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps';
 import type { AuthUser } from '../../core/caller';
-import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
+import { badRequest, conflict, forbidden, notFound, tooMany } from '../../core/errors';
 import { assertPasswordAllowed } from '../../core/password-policy';
 import { isoNow } from '../../core/time';
 import { versionGuard } from '../../db/guarded-write';
 import { idList, missingIds, unknownIdsMessage } from '../../db/id-list';
+import { NAME_RULE } from '../auth/login.service';
+import { hit, lockedFor } from '../auth/rate-limit';
 import { assertMayGrantRoles, callerHolds, changedRoles } from '../access/held';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin';
 import { toUser } from './user.model';
@@ -148,6 +150,9 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
 export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput) {
   const { db } = deps;
   const current = await requireUser(deps, auth, input.id);
+  if (input.loginName !== undefined && input.loginName.toLowerCase() !== current.login_name.toLowerCase()) {
+    await assertNameIsNotPassword(deps, input.id, input.loginName);
+  }
   if (input.roleIds !== undefined && !(await callerHolds(deps, auth, 'sys:user:grantRole'))) {
     throw forbidden('roleIds: changing roles through edit also requires the permission sys:user:grantRole');
   }
@@ -199,6 +204,25 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
     outsideAuthority: USER_OUTSIDE,
   });
   return toUser(await requireUser(deps, auth, input.id));
+}
+
+/**
+ * A new login name must not be the user's current password (the password rule, seen from the
+ * other side). The check is a password guess, so it is throttled like one: an editor cannot use
+ * renames to test candidate passwords of someone else's account. The version guard of the write
+ * covers a password change in between (changes bump the version).
+ */
+async function assertNameIsNotPassword(deps: Deps, userId: number, loginName: string) {
+  const key = `rename-check:${userId}`;
+  const lockMs = await lockedFor(deps, [key]);
+  if (lockMs > 0) throw tooMany(lockMs / 1000, 'Too many login name changes for this user, try again later');
+  await hit(deps, key, NAME_RULE);
+  const row = await deps.db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
+  if (!row) throw notFound('User not found');
+  // The password rule is case-insensitive, a hash is not: try the name as typed, lower and upper.
+  for (const candidate of new Set([loginName, loginName.toLowerCase(), loginName.toUpperCase()])) {
+    if (await deps.hasher.verify(row.password_hash, candidate)) throw badRequest("loginName: must not equal the user's current password");
+  }
 }
 
 /**
