@@ -2,9 +2,9 @@
 // often the markup attacks of test/support/captcha-attack.ts read a whole answer: 'structure' (the
 // issue's attack, a test bound < 5 %) and 'geometry' (reading the outline coordinates as a
 // picture: vector OCR; reported, not bounded). Render time is measured here, never in a test.
-import { randomCaptchaText, renderCaptchaSvg } from '../src/modules/auth/captcha-render';
-import { buildTemplates, readCaptcha, type AttackMode } from '../test/support/captcha-attack';
-import { mulberry32 } from '../test/support/rng';
+import { randomCaptchaText, renderCaptchaSvg } from '../src/modules/auth/captcha-render.ts';
+import { buildTemplates, readCaptcha, type AttackMode } from '../test/support/captcha-attack.ts';
+import { mulberry32 } from '../test/support/rng.ts';
 
 const rng = mulberry32(1);
 const texts = Array.from({ length: 3000 }, () => randomCaptchaText(rng));

@@ -5,8 +5,8 @@
  * filter and every sort field of each.
  * `bun bench/logs.ts [rows=1000000] [users=100000] [iterations=200]`; `npm run bench logs` runs it too.
  */
-import { makeTestApp } from '../test/support/app';
-import { seedLoginLogs, seedOpLogs, seedUsers, seededLoginName } from './seed-logs';
+import { makeTestApp } from '../test/support/app.ts';
+import { seedLoginLogs, seedOpLogs, seedUsers, seededLoginName } from './seed-logs.ts';
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 

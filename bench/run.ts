@@ -143,12 +143,12 @@ async function core() {
 if (import.meta.main) {
   // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|locking|soak` runs one.
   const only = process.argv[2];
-  if (only === 'runtimes') await (await import('./runtimes')).run();
+  if (only === 'runtimes') await (await import('./runtimes.ts')).run();
   if (!only || only === 'core') await core();
-  if (!only || only === 'logs') await (await import('./logs')).run();
-  if (!only || only === 'locking') await (await import('./locking')).run();
+  if (!only || only === 'logs') await (await import('./logs.ts')).run();
+  if (!only || only === 'locking') await (await import('./locking.ts')).run();
   // Not part of the default run: it takes SOAK_MINUTES (60).
-  if (only === 'soak') await (await import('./soak')).run();
+  if (only === 'soak') await (await import('./soak.ts')).run();
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');

@@ -12,8 +12,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, serverCommand, SERVER_RUNTIMES, type ServerRuntime } from '../scripts/server-commands';
-import { ADMIN_PASSWORD, ensureWrk, load, plainUserWith, post, rssKb, waitFor } from './run';
+import { ROOT, serverCommand, SERVER_RUNTIMES, type ServerRuntime } from '../scripts/server-commands.ts';
+import { ADMIN_PASSWORD, ensureWrk, load, plainUserWith, post, rssKb, waitFor } from './run.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const FIRST_PORT = 3910;

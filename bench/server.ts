@@ -1,7 +1,7 @@
 // The benchmark's server process: the real Bun entry (same config path as `npm start`) plus a
 // bare Hono JSON handler on a second port of the same process, as the baseline.
 import { Hono } from 'hono';
-import { main } from '../src/entry/bun';
+import { main } from '../src/entry/bun.ts';
 
 const barePort = Number(process.env.BARE_PORT ?? 3901);
 await main(process.env);

@@ -9,8 +9,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort } from '../test/e2e/servers';
-import { cpuMs, stopGroup, workerdUnder } from './proc';
+import { freePort } from '../test/e2e/servers.ts';
+import { cpuMs, stopGroup, workerdUnder } from './proc.ts';
 
 const ROOT = resolve(process.argv[2] ?? join(import.meta.dir, '..'));
 const RUNS = Number(process.env.RUNS ?? 4);

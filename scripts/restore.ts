@@ -22,10 +22,10 @@ import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import * as tar from 'tar-stream';
-import { parseConfig } from '../src/config';
-import { BACKUP_FORMAT_VERSION, DATABASE_MEMBER, MANIFEST } from '../src/adapters/server/backup-archive';
-import { MIGRATIONS_DIR } from '../src/adapters/server/migrate';
-import type { BackupManifest } from '../src/core/ports';
+import { parseConfig } from '../src/config.ts';
+import { BACKUP_FORMAT_VERSION, DATABASE_MEMBER, MANIFEST } from '../src/adapters/server/backup-archive.ts';
+import { MIGRATIONS_DIR } from '../src/adapters/server/migrate.ts';
+import type { BackupManifest } from '../src/core/ports.ts';
 
 export class RestoreRefused extends Error {
   override name = 'RestoreRefused';

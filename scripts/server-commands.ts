@@ -12,14 +12,15 @@ export const SERVER_RUNTIMES: readonly ServerRuntime[] = ['bun', 'deno', 'node']
 
 /**
  * Deno's permissions: the listener (net), the database, files folder and migrations (read, write),
- * the configuration (env), and ffi for @node-rs/argon2, a native addon (without it Deno's error
- * misleadingly blames npm's optional dependencies).
+ * the configuration (env), ffi for @node-rs/argon2, a native addon (without it Deno's error
+ * misleadingly blames npm's optional dependencies), and statfs for the free-space checks of uploads
+ * and /health/ready.
  */
-export const DENO_PERMISSIONS = ['--allow-net', '--allow-read', '--allow-write', '--allow-env', '--allow-ffi'];
+export const DENO_PERMISSIONS = ['--allow-net', '--allow-read', '--allow-write', '--allow-env', '--allow-ffi', '--allow-sys=statfs'];
 
 /** The runtime's binary in node_modules/.bin; a missing one is an error, never a skip. */
-export function runtimeBinary(runtime: ServerRuntime): string {
-  const bin = join(ROOT, 'node_modules/.bin', runtime);
+export function runtimeBinary(runtime: ServerRuntime, root = ROOT): string {
+  const bin = join(root, 'node_modules/.bin', runtime);
   if (!existsSync(bin)) throw new Error(`${runtime} not found at ${bin}: run \`npm ci\` (it is a dev dependency)`);
   return bin;
 }

@@ -1,7 +1,7 @@
 // Typed RPC client for a TypeScript SPA. Runtime-agnostic: it only needs `fetch`, and the app is
 // imported as a type, so a bundle that uses this file pulls in hono/client and nothing of the server.
 import { hc, type InferResponseType } from 'hono/client';
-import type { AppType } from './app';
+import type { AppType } from './app.ts';
 
 export type { AppType };
 

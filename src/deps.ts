@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Config } from './config';
-import type { Database } from './db/schema';
-import type { AppKeys } from './core/keys';
-import type { Atomic, BackupArchives, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports';
-import type { Lifecycle } from './core/readiness';
+import type { Config } from './config.ts';
+import type { Database } from './db/schema.ts';
+import type { AppKeys } from './core/keys.ts';
+import type { Atomic, BackupArchives, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports.ts';
+import type { Lifecycle } from './core/readiness.ts';
 
 /**
  * Request facts only the runtime knows: the socket address and, on Workers, the location. They

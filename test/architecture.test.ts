@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { PERMISSION_CODES } from '../src/core/permissions';
-import { makeTestApp } from './support/app';
+import { PERMISSION_CODES } from '../src/core/permissions.ts';
+import { makeTestApp } from './support/app.ts';
 
 const SRC = join(import.meta.dir, '../src');
 const RUNTIME_IMPORT = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)['"](bun|bun:[^'"]*|node:[^'"]*|cloudflare:[^'"]*|@node-rs\/[^'"]*|fs|path|os|crypto|child_process)['"]/;

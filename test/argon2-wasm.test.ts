@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { ARGON2_PARAMS, nodeArgon2Hasher } from '../src/adapters/server/argon2';
-import { ARGON2_PARAMS as WASM_PARAMS, wasmArgon2Hasher } from '../src/adapters/workers/argon2-wasm';
+import { ARGON2_PARAMS, nodeArgon2Hasher } from '../src/adapters/server/argon2.ts';
+import { ARGON2_PARAMS as WASM_PARAMS, wasmArgon2Hasher } from '../src/adapters/workers/argon2-wasm.ts';
 
 // Under Bun the package compiles its embedded WASM copy; workerd gets the precompiled modules
 // (src/entry/worker.ts) and is covered by the end-to-end suite's logins under `wrangler dev`.

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { CompiledQuery, sql, type Kysely } from 'kysely';
-import type { Atomic } from '../src/core/ports';
-import type { Database } from '../src/db/schema';
-import { migrate } from '../src/adapters/server/migrate';
-import { openNodeSqliteBinding } from '../src/adapters/server/node-sqlite';
-import { D1_START_MS, RUNTIMES, makeTestApp } from './support/app';
+import type { Atomic } from '../src/core/ports.ts';
+import type { Database } from '../src/db/schema.ts';
+import { migrate } from '../src/adapters/server/migrate.ts';
+import { openNodeSqliteBinding } from '../src/adapters/server/node-sqlite.ts';
+import { D1_START_MS, RUNTIMES, makeTestApp } from './support/app.ts';
 
 // One Atomic contract (core/ports.ts), the same body on bun:sqlite, node:sqlite and a real D1:
 // rows for reads and writes with RETURNING, affected rows for every write, an insert id for every

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { SignJWT } from 'jose';
-import { makeTestApp } from './support/app';
+import { makeTestApp } from './support/app.ts';
 
 const t = await makeTestApp();
 const INFO = '/app/sysLoginUser/getLoginUserInformation';

@@ -4,13 +4,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tar from 'tar-stream';
-import { serverBackupArchives } from '../src/adapters/server/backup-archive';
-import { bunSqlExec, openBunSqlite } from '../src/adapters/bun/sqlite';
-import { scheduledBackup } from '../src/modules/backups/backups.service';
-import { makeTestApp, type TestApp } from './support/app';
-import { upload } from './support/files';
-import { userWithCodes } from './support/rbac';
-import { scratchDir } from './support/tmp-root';
+import { serverBackupArchives } from '../src/adapters/server/backup-archive.ts';
+import { bunSqlExec, openBunSqlite } from '../src/adapters/bun/sqlite.ts';
+import { scheduledBackup } from '../src/modules/backups/backups.service.ts';
+import { makeTestApp, type TestApp } from './support/app.ts';
+import { upload } from './support/files.ts';
+import { userWithCodes } from './support/rbac.ts';
+import { scratchDir } from './support/tmp-root.ts';
 
 /*
  * sysBackup over HTTP: one tar archive per backup (snapshot + referenced blobs + manifest with

@@ -2,10 +2,10 @@ import { describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanup } from '../src/modules/maintenance/cleanup';
-import { makeTestApp, type TestApp } from './support/app';
-import { get, sha256Hex, sweepAfterGrace, upload } from './support/files';
-import { png } from './support/images';
+import { cleanup } from '../src/modules/maintenance/cleanup.ts';
+import { makeTestApp, type TestApp } from './support/app.ts';
+import { get, sha256Hex, sweepAfterGrace, upload } from './support/files.ts';
+import { png } from './support/images.ts';
 
 /*
  * Deferred blob removal (contract: "File content is removed only by a periodic sweep, some time

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import { randomCaptchaText, renderCaptchaSvg } from '../src/modules/auth/captcha-render';
-import { buildTemplates, parseContours, readCaptcha } from './support/captcha-attack';
-import { mulberry32 } from './support/rng';
+import { randomCaptchaText, renderCaptchaSvg } from '../src/modules/auth/captcha-render.ts';
+import { buildTemplates, parseContours, readCaptcha } from './support/captcha-attack.ts';
+import { mulberry32 } from './support/rng.ts';
 
 // The markup-reading attack of issue 13 (test/support/captcha-attack.ts) against 500 captchas:
 // it must read fewer than 5 %. The same attacker read 94-103 of 500 of the previous renderer

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { GLYPHS } from "../src/modules/auth/captcha-glyphs";
+import { GLYPHS } from "../src/modules/auth/captcha-glyphs.ts";
 import {
   CAPTCHA_ALPHABET,
   glyphBoxes,
@@ -7,11 +7,11 @@ import {
   renderCaptcha,
   renderCaptchaSvg,
   type Rng,
-} from "../src/modules/auth/captcha-render";
-import { mulberry32 } from './support/rng';
+} from "../src/modules/auth/captcha-render.ts";
+import { mulberry32 } from './support/rng.ts';
 
 
-import { parseContours } from './support/captcha-attack';
+import { parseContours } from './support/captcha-attack.ts';
 
 const paths = (svg: string) => [...svg.matchAll(/<path\b[^>]*>/g)].map((m) => m[0]);
 

@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DbMeter, meteredDeps } from '../src/http/server-timing';
-import { Budget, DELETE_CHUNK, RUN_BUDGET } from '../src/modules/maintenance/budget';
-import { cleanup } from '../src/modules/maintenance/cleanup';
-import { makeTestApp, type TestApp } from './support/app';
-import { sha256Hex, upload } from './support/files';
+import { DbMeter, meteredDeps } from '../src/http/server-timing.ts';
+import { Budget, DELETE_CHUNK, RUN_BUDGET } from '../src/modules/maintenance/budget.ts';
+import { cleanup } from '../src/modules/maintenance/cleanup.ts';
+import { makeTestApp, type TestApp } from './support/app.ts';
+import { sha256Hex, upload } from './support/files.ts';
 
 // The scheduled cleanup must fit one Workers invocation whatever the backlog: each run makes at
 // most RUN_BUDGET database statements and blob calls, deletes in chunks, and the next run continues

@@ -4,9 +4,9 @@
 import { describe, expect, test } from 'bun:test';
 import type { InferRequestType, InferResponseType } from 'hono/client';
 import type { ExtractSchema } from 'hono/types';
-import type { AppType } from '../src/app';
-import { createClient, type Client, type RouterMenu } from '../src/client';
-import { ADMIN_PASSWORD, makeTestApp } from './support/app';
+import type { AppType } from '../src/app.ts';
+import { createClient, type Client, type RouterMenu } from '../src/client.ts';
+import { ADMIN_PASSWORD, makeTestApp } from './support/app.ts';
 
 // --- type-level assertions -------------------------------------------------------------------
 /** Exact type equality (distinguishes optional, readonly and `any`). */

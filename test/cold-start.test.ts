@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
-import { nodeArgon2Hasher } from '../src/adapters/server/argon2';
-import { wasmArgon2Hasher } from '../src/adapters/workers/argon2-wasm';
-import type { PasswordHasher } from '../src/core/ports';
-import { makeTestApp } from './support/app';
+import { nodeArgon2Hasher } from '../src/adapters/server/argon2.ts';
+import { wasmArgon2Hasher } from '../src/adapters/workers/argon2-wasm.ts';
+import type { PasswordHasher } from '../src/core/ports.ts';
+import { makeTestApp } from './support/app.ts';
 
 // A new Workers isolate used to hash a random password in createApp, so its first request paid
 // one argon2 run (0.4-0.6 s) whatever it was. The unknown-user path now verifies a constant PHC string.

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { ConfigError, parseConfig } from '../src/config';
+import { ConfigError, parseConfig } from '../src/config.ts';
 
 // parseConfig: defaults, refusals naming the variable, list and boolean parsing.
 describe('configuration', () => {

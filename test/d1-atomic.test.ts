@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { CompiledQuery } from 'kysely';
-import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app';
+import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app.ts';
 
 // deps.atomic on a REAL D1 (workerd through Miniflare): the statements of one write go in one
 // DB.batch(), which D1 runs as one transaction. The shim in test/support/d1-shim.ts makes its batch

@@ -1,17 +1,17 @@
 import { describe, expect, test } from 'bun:test';
 import { CompiledQuery, Kysely, sql } from 'kysely';
-import { createApp } from '../src/app';
-import { configWith } from '../src/config';
-import { jsonLogger } from '../src/core/log';
-import type { Database } from '../src/db/schema';
-import { migrate } from '../src/adapters/bun/migrate';
-import { openSqlite } from '../src/adapters/bun/sqlite';
-import { MAX_BOUND_PARAMS } from '../src/core/ports';
-import { D1Dialect, d1Atomic, toD1Values } from '../src/adapters/workers/d1-dialect';
-import { workersDeps } from '../src/adapters/workers/deps';
-import { bootstrapAdmin } from '../src/modules/users/bootstrap';
-import { ADMIN_PASSWORD, fastHasher } from './support/app';
-import { d1Shim } from './support/d1-shim';
+import { createApp } from '../src/app.ts';
+import { configWith } from '../src/config.ts';
+import { jsonLogger } from '../src/core/log.ts';
+import type { Database } from '../src/db/schema.ts';
+import { migrate } from '../src/adapters/bun/migrate.ts';
+import { openSqlite } from '../src/adapters/bun/sqlite.ts';
+import { MAX_BOUND_PARAMS } from '../src/core/ports.ts';
+import { D1Dialect, d1Atomic, toD1Values } from '../src/adapters/workers/d1-dialect.ts';
+import { workersDeps } from '../src/adapters/workers/deps.ts';
+import { bootstrapAdmin } from '../src/modules/users/bootstrap.ts';
+import { ADMIN_PASSWORD, fastHasher } from './support/app.ts';
+import { d1Shim } from './support/d1-shim.ts';
 
 function setup() {
   const sqlite = openSqlite(':memory:');

@@ -2,8 +2,8 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { sql } from 'kysely';
-import { idList } from '../src/db/id-list';
-import { makeTestApp } from './support/app';
+import { idList } from '../src/db/id-list.ts';
+import { makeTestApp } from './support/app.ts';
 
 // D1 refuses statements with more than 100 bound parameters; the Bun adapter refuses them too,
 // so every module test running on Bun catches a query the Workers build would fail.

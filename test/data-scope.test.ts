@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import type { PermissionCode } from '../src/core/permissions';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
+import type { PermissionCode } from '../src/core/permissions.ts';
+import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
 
 /**
  * Data scope and containment on users and roles, on Bun and on a real D1 (contract: "Delegation:

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import { existsSync, readFileSync, utimesSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { diskBlobStore } from '../src/adapters/server/disk-blobs';
-import { chunkedStream, filesUnder, randomBytes, sha256Hex } from './support/files';
-import { scratchDir } from './support/tmp-root';
+import { diskBlobStore } from '../src/adapters/server/disk-blobs.ts';
+import { chunkedStream, filesUnder, randomBytes, sha256Hex } from './support/files.ts';
+import { scratchDir } from './support/tmp-root.ts';
 
 const root = scratchDir('blobs');
 const store = diskBlobStore(root);

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runEntry, startServer, stopServer } from './support/server-process';
+import { runEntry, startServer, stopServer } from './support/server-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'entry-'));
 const children: ChildProcess[] = [];

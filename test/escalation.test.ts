@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { makeTestApp, type TestApp } from './support/app';
-import { USER_PASSWORD, enabledSuperAdmins, menuIdsFor, snapshot, superAdmin, userWithCodes } from './support/rbac';
+import { makeTestApp, type TestApp } from './support/app.ts';
+import { USER_PASSWORD, enabledSuperAdmins, menuIdsFor, snapshot, superAdmin, userWithCodes } from './support/rbac.ts';
 
 /**
  * No path from ordinary permission codes to super admin:

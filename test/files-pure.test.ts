@@ -4,11 +4,11 @@ import {
   checkPixelFlood,
   imageDimensions,
   sniffImage,
-} from '../src/modules/files/image-sniff';
-import { contentDisposition, fileExtension, sanitizeFileName } from '../src/modules/files/file-name';
-import { contentRange, etagMatches, parseRange } from '../src/modules/files/range';
-import { signLink, signedQuery, verifyLink } from '../src/core/signed-links';
-import { hmacKey } from '../src/core/keys';
+} from '../src/modules/files/image-sniff.ts';
+import { contentDisposition, fileExtension, sanitizeFileName } from '../src/modules/files/file-name.ts';
+import { contentRange, etagMatches, parseRange } from '../src/modules/files/range.ts';
+import { signLink, signedQuery, verifyLink } from '../src/core/signed-links.ts';
+import { hmacKey } from '../src/core/keys.ts';
 import {
   ascii,
   be32,
@@ -31,7 +31,7 @@ import {
   vp8,
   vp8l,
   vp8x,
-} from './support/images';
+} from './support/images.ts';
 
 const enc = new TextEncoder();
 

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanup } from '../src/modules/maintenance/cleanup';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
-import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload, type PartSpec } from './support/files';
-import { userWithCodes } from './support/rbac';
-import { answerOf, answerOfUpload, expectGuarded, type GuardedOp } from './support/scenario';
+import { cleanup } from '../src/modules/maintenance/cleanup.ts';
+import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
+import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload, type PartSpec } from './support/files.ts';
+import { userWithCodes } from './support/rbac.ts';
+import { answerOf, answerOfUpload, expectGuarded, type GuardedOp } from './support/scenario.ts';
 
 const enc = new TextEncoder();
 let t: AnyTestApp;
@@ -503,7 +503,7 @@ function suite() {
     });
 
     test('images are not listed among files', async () => {
-      const { png } = await import('./support/images');
+      const { png } = await import('./support/images.ts');
       expect((await upload(p, 'sysImage', token, { filename: 'i.png', data: png(2, 2) })).status).toBe(200);
       expect((await page({})).data.total).toBe(4);
     });

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app';
+import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app.ts';
 
 // The contract allows grants of up to 1000 ids (a role holding every menu of a large SPA). On a
 // REAL D1 (workerd through Miniflare, with its 100-bound-parameter limit) such a grant must work

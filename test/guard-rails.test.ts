@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { PERMISSION_CODES } from '../src/core/permissions';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
-import { USER_PASSWORD, enabledSuperAdmins, snapshot, superAdmin, userWithCodes, withWriteBarrier } from './support/rbac';
+import { PERMISSION_CODES } from '../src/core/permissions.ts';
+import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
+import { USER_PASSWORD, enabledSuperAdmins, snapshot, superAdmin, userWithCodes, withWriteBarrier } from './support/rbac.ts';
 
 /**
  * Guard rails of the permission model: the last enabled super admin (an enabled user holding the

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { ADMIN_PASSWORD, makeTestApp } from './support/app';
+import { ADMIN_PASSWORD, makeTestApp } from './support/app.ts';
 
 const logLines: string[] = [];
 const t = await makeTestApp({ env: { CORS_ORIGINS: 'http://spa.example, http://other.example' }, logLines });

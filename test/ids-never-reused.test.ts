@@ -2,11 +2,11 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, readdirSync, copyFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrate, MIGRATIONS_DIR } from '../src/adapters/bun/migrate';
-import { openSqlite } from '../src/adapters/bun/sqlite';
-import type { D1Database } from '../src/adapters/workers/bindings';
-import { D1_START_MS, makeTestApp, RUNTIMES } from './support/app';
-import { freshD1, migrateD1 } from './support/workerd';
+import { migrate, MIGRATIONS_DIR } from '../src/adapters/bun/migrate.ts';
+import { openSqlite } from '../src/adapters/bun/sqlite.ts';
+import type { D1Database } from '../src/adapters/workers/bindings.ts';
+import { D1_START_MS, makeTestApp, RUNTIMES } from './support/app.ts';
+import { freshD1, migrateD1 } from './support/workerd.ts';
 
 // Users, roles and menus never hand an id out twice (0005_ids_never_reused.sql): a new record
 // must not inherit a deleted one's log rows, files or grants.

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { makeTestApp, type TestApp } from './support/app';
-import { filesUnder, get, sweepAfterGrace, upload } from './support/files';
-import { userWithCodes } from './support/rbac';
-import { answerOf, answerOfUpload, expectGuarded, type GuardedOp } from './support/scenario';
-import { bytes, gif89, jpeg, png, pngChunk, PNG_SIG, be32, vp8, vp8l, vp8x } from './support/images';
+import { makeTestApp, type TestApp } from './support/app.ts';
+import { filesUnder, get, sweepAfterGrace, upload } from './support/files.ts';
+import { userWithCodes } from './support/rbac.ts';
+import { answerOf, answerOfUpload, expectGuarded, type GuardedOp } from './support/scenario.ts';
+import { bytes, gif89, jpeg, png, pngChunk, PNG_SIG, be32, vp8, vp8l, vp8x } from './support/images.ts';
 
 const enc = new TextEncoder();
 let t: TestApp;
@@ -101,7 +101,7 @@ describe('refused content → 415 and nothing stored', () => {
 
   test('a large non-image is refused at its first bytes, long before its end', async () => {
     let pulled = 0;
-    const { multipart } = await import('./support/files');
+    const { multipart } = await import('./support/files.ts');
     const { body, contentType } = multipart([{ filename: 'fake.png', type: 'image/png', data: new Uint8Array(8 * 1024 * 1024).fill(0x41) }]);
     const stream = new ReadableStream<Uint8Array>({
       pull(c) {

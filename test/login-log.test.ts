@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { ADMIN_PASSWORD, makeTestApp, type TestApp } from './support/app';
-import { seedLoginLogs } from '../bench/seed-logs';
-import { BAD_IDS, BAD_PAGE_REQUESTS, userWithCodes } from './support/rbac-fixture';
+import { ADMIN_PASSWORD, makeTestApp, type TestApp } from './support/app.ts';
+import { seedLoginLogs } from '../bench/seed-logs.ts';
+import { BAD_IDS, BAD_PAGE_REQUESTS, userWithCodes } from './support/rbac-fixture.ts';
 
 let t: TestApp;
 let admin: string;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import type { PasswordHasher } from '../src/core/ports';
-import { D1_START_MS, RUNTIMES, fastHasher, makeTestApp } from './support/app';
+import type { PasswordHasher } from '../src/core/ports.ts';
+import { D1_START_MS, RUNTIMES, fastHasher, makeTestApp } from './support/app.ts';
 
 // The login races of login.test.ts on every runtime, D1 included (a D1 batch is the transaction
 // that makes the session insert conditional on what the login checked). The admin write lands

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { ADMIN_PASSWORD, makeTestApp } from './support/app';
+import { ADMIN_PASSWORD, makeTestApp } from './support/app.ts';
 
 const t = await makeTestApp();
 const INFO = '/app/sysLoginUser/getLoginUserInformation';

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { nodeArgon2Hasher } from '../src/adapters/server/argon2';
-import type { PasswordHasher } from '../src/core/ports';
-import { answerHash } from '../src/modules/auth/captcha.service';
-import { ADMIN_PASSWORD, makeTestApp } from './support/app';
-import { barrier, concurrency } from './support/overlap';
+import { nodeArgon2Hasher } from '../src/adapters/server/argon2.ts';
+import type { PasswordHasher } from '../src/core/ports.ts';
+import { answerHash } from '../src/modules/auth/captcha.service.ts';
+import { ADMIN_PASSWORD, makeTestApp } from './support/app.ts';
+import { barrier, concurrency } from './support/overlap.ts';
 
 // Real argon2id parameters (m=19456 KiB, t=2, p=1), counted so the unknown-user path can be checked.
 // A test may hook the verify step (it runs before the real verify) to overlap work with the hash.

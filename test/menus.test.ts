@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
+import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
 import { Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
-import type { D1Database, D1PreparedStatement } from '../src/adapters/workers/bindings';
-import { D1Dialect } from '../src/adapters/workers/d1-dialect';
-import type { Database } from '../src/db/schema';
-import { addMenu, deleteMenus, editMenu } from '../src/modules/menus/menus.service';
-import { BAD_IDS, userWithCodes } from './support/rbac-fixture';
-import { expectGuarded, type GuardedOp } from './support/scenario';
+import type { D1Database, D1PreparedStatement } from '../src/adapters/workers/bindings.ts';
+import { D1Dialect } from '../src/adapters/workers/d1-dialect.ts';
+import type { Database } from '../src/db/schema.ts';
+import { addMenu, deleteMenus, editMenu } from '../src/modules/menus/menus.service.ts';
+import { BAD_IDS, userWithCodes } from './support/rbac-fixture.ts';
+import { expectGuarded, type GuardedOp } from './support/scenario.ts';
 
 let t: AnyTestApp;
 let admin: string;

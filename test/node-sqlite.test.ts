@@ -1,11 +1,11 @@
 import { Database } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import { sql, type CompiledQuery } from 'kysely';
-import { openBunSqlite } from '../src/adapters/bun/sqlite';
-import { migrate } from '../src/adapters/server/migrate';
-import { openNodeSqliteBinding } from '../src/adapters/server/node-sqlite';
-import { countSqlParams } from '../src/adapters/server/sql-params';
-import type { SqliteBinding } from '../src/adapters/server/sqlite-binding';
+import { openBunSqlite } from '../src/adapters/bun/sqlite.ts';
+import { migrate } from '../src/adapters/server/migrate.ts';
+import { openNodeSqliteBinding } from '../src/adapters/server/node-sqlite.ts';
+import { countSqlParams } from '../src/adapters/server/sql-params.ts';
+import type { SqliteBinding } from '../src/adapters/server/sqlite-binding.ts';
 
 // The node:sqlite binding (Node ≥ 22 and Deno) checked here through Bun's own node:sqlite; the
 // e2e suite runs it on real Node and Deno. bun:sqlite is the reference it must match.

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { makeTestApp, type TestApp } from './support/app';
-import { BAD_PAGE_REQUESTS, USER_PASSWORD, userWithCodes } from './support/rbac-fixture';
+import { makeTestApp, type TestApp } from './support/app.ts';
+import { BAD_PAGE_REQUESTS, USER_PASSWORD, userWithCodes } from './support/rbac-fixture.ts';
 
 let t: TestApp;
 let admin: string;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { OP_PARAMS_MAX_BYTES, redact, serializeParams } from '../src/http/op-log';
+import { OP_PARAMS_MAX_BYTES, redact, serializeParams } from '../src/http/op-log.ts';
 
 // What the operation log keeps of a request body: secrets redacted, capped at 2 KiB.
 describe('op-log params', () => {

@@ -3,10 +3,10 @@ import { Database } from 'bun:sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { classifyServerError } from '../src/adapters/server/storage';
-import { createLifecycle } from '../src/core/readiness';
-import { makeTestApp } from './support/app';
-import { multipart, upload } from './support/files';
+import { classifyServerError } from '../src/adapters/server/storage.ts';
+import { createLifecycle } from '../src/core/readiness.ts';
+import { makeTestApp } from './support/app.ts';
+import { multipart, upload } from './support/files.ts';
 
 /*
  * Readiness (/health/ready), 503 for a database busy beyond its wait, 507 for full storage: through

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { makeTestApp, type TestApp } from './support/app';
-import { snapshot, userWithCodes, withWriteBarrier } from './support/rbac';
+import { makeTestApp, type TestApp } from './support/app.ts';
+import { snapshot, userWithCodes, withWriteBarrier } from './support/rbac.ts';
 
 /**
  * sysOrg: one tree, unique codes (409), no cycles (400), delete refused while children or users

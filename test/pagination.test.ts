@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { containsPattern, likeText } from '../src/core/pagination';
+import { containsPattern, likeText } from '../src/core/pagination.ts';
 
 // Search text in page filters: LIKE wildcards escaped, and the 50-byte pattern limit D1 enforces.
 describe('LIKE patterns', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { assertPasswordAllowed } from '../src/core/password-policy';
+import { assertPasswordAllowed } from '../src/core/password-policy.ts';
 
 // The password policy: length in characters, not the login name, not a common password.
 describe('password policy', () => {

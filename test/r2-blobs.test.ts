@@ -6,8 +6,8 @@ import {
   type R2MultipartUploadLike,
   type R2ObjectLike,
   type R2UploadedPartLike,
-} from '../src/adapters/workers/r2-blobs';
-import { chunkedStream, randomBytes, sha256Hex } from './support/files';
+} from '../src/adapters/workers/r2-blobs.ts';
+import { chunkedStream, randomBytes, sha256Hex } from './support/files.ts';
 
 /*
  * The R2 adapter against an in-memory stand-in of the binding: it checks the adapter's own logic

@@ -3,7 +3,7 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cleanEnv, startServer, stopServer } from './support/server-process';
+import { cleanEnv, startServer, stopServer } from './support/server-process.ts';
 
 /*
  * `npm run restore -- <archive>` end to end: a backup taken by a running Bun server is restored into

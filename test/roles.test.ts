@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import type { PermissionCode } from '../src/core/permissions';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app';
-import { USER_PASSWORD, menuIdsFor, snapshot, userWithCodes } from './support/rbac';
-import { expectGuarded, type GuardedOp } from './support/scenario';
+import type { PermissionCode } from '../src/core/permissions.ts';
+import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
+import { USER_PASSWORD, menuIdsFor, snapshot, userWithCodes } from './support/rbac.ts';
+import { expectGuarded, type GuardedOp } from './support/scenario.ts';
 
 let t: AnyTestApp;
 let admin: string;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app';
+import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app.ts';
 
 // Database round trips per operation on a REAL D1 (workerd through Miniflare), read from the
 // Server-Timing header every response carries (db;dur=…;desc="N rt"). At the edge each round trip

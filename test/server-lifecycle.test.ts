@@ -5,10 +5,10 @@ import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, stat
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrate } from '../src/adapters/bun/migrate';
-import { explainStartupError } from '../src/entry/startup-errors';
-import { chunkedStream, multipart } from './support/files';
-import { runEntry, startServer, stopServer } from './support/server-process';
+import { migrate } from '../src/adapters/bun/migrate.ts';
+import { explainStartupError } from '../src/entry/startup-errors.ts';
+import { chunkedStream, multipart } from './support/files.ts';
+import { runEntry, startServer, stopServer } from './support/server-process.ts';
 
 /*
  * The real server process (`bun src/entry/bun.ts`): start-up failures are one line with exit 78,

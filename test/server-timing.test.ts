@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import { Kysely } from 'kysely';
-import { createApp } from '../src/app';
-import { D1Dialect, d1Atomic, d1Read } from '../src/adapters/workers/d1-dialect';
-import type { D1Database } from '../src/adapters/workers/bindings';
-import type { Database } from '../src/db/schema';
-import { d1Shim } from './support/d1-shim';
-import { makeTestApp } from './support/app';
+import { createApp } from '../src/app.ts';
+import { D1Dialect, d1Atomic, d1Read } from '../src/adapters/workers/d1-dialect.ts';
+import type { D1Database } from '../src/adapters/workers/bindings.ts';
+import type { Database } from '../src/db/schema.ts';
+import { d1Shim } from './support/d1-shim.ts';
+import { makeTestApp } from './support/app.ts';
 
 /** `db;dur=1.2;desc="1 rt, 3 calls"` → { dur: 1.2, rt: 1, calls: 3 } (calls = rt when omitted) */
 function dbTiming(res: Response) {
@@ -82,7 +82,7 @@ describe('Server-Timing', async () => {
 
 describe('DbMeter', () => {
   test('calls in flight together are one round trip; calls one after another are one each', async () => {
-    const { DbMeter } = await import('../src/http/server-timing');
+    const { DbMeter } = await import('../src/http/server-timing.ts');
     const m = new DbMeter();
     const io = () => new Promise((ok) => setTimeout(ok, 1));
     await m.time(io);

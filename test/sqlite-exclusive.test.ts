@@ -3,8 +3,8 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrate } from '../src/adapters/bun/migrate';
-import { openSqlite } from '../src/adapters/bun/sqlite';
+import { migrate } from '../src/adapters/bun/migrate.ts';
+import { openSqlite } from '../src/adapters/bun/sqlite.ts';
 
 // SQLITE_EXCLUSIVE: whether another process may read the database file while the server runs.
 describe('SQLITE_EXCLUSIVE', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { traceIdFromParent } from '../src/http/trace';
+import { traceIdFromParent } from '../src/http/trace.ts';
 
 // Trace ids taken over from a W3C traceparent header.
 describe('traceparent', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { parseUserAgent } from '../src/core/user-agent';
+import { parseUserAgent } from '../src/core/user-agent.ts';
 
 // The login log's user-agent summary (browser and OS).
 describe('user agent', () => {

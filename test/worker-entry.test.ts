@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, spyOn, test } from 'bun:test';
-import { migrate } from '../src/adapters/bun/migrate';
-import { openSqlite } from '../src/adapters/bun/sqlite';
-import { createWorker } from '../src/entry/worker-handler';
-import { d1Shim } from './support/d1-shim';
+import { migrate } from '../src/adapters/bun/migrate.ts';
+import { openSqlite } from '../src/adapters/bun/sqlite.ts';
+import { createWorker } from '../src/entry/worker-handler.ts';
+import { d1Shim } from './support/d1-shim.ts';
 
 // The Worker's handlers under Bun over a D1-shaped shim: configuration errors, the admin
 // bootstrap rules and the cron handler. The same handlers run in workerd in test/e2e/.

@@ -2,7 +2,7 @@
 // (argon2id verify in WebAssembly + JWT + a few local D1 statements), timed from outside against
 // GET /health. Local D1 goes through extra processes, so read this as an upper bound of the
 // CPU a login needs, never as a production latency or throughput figure.
-import { E2E_ADMIN_PASSWORD, startWorkerTargets } from '../../test/e2e/servers';
+import { E2E_ADMIN_PASSWORD, startWorkerTargets } from '../../test/e2e/servers.ts';
 
 const N = Number(process.env.N ?? 15);
 const t = await startWorkerTargets();

@@ -4,7 +4,7 @@
 // its CPU time, which is what the Workers CPU limit counts. Prints medians and p90.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { freePort } from '../../test/e2e/servers';
+import { freePort } from '../../test/e2e/servers.ts';
 
 const ROOT = join(import.meta.dir, '../..');
 const N = Number(process.env.N ?? 15);

@@ -2,7 +2,7 @@
 // so the bench times each request from outside (bench/workerd-argon2/run.ts).
 import argon2Wasm from 'argon2-wasm-edge/wasm/argon2.wasm';
 import blake2bWasm from 'argon2-wasm-edge/wasm/blake2b.wasm';
-import { useCompiledWasm, wasmArgon2Hasher } from '../../src/adapters/workers/argon2-wasm';
+import { useCompiledWasm, wasmArgon2Hasher } from '../../src/adapters/workers/argon2-wasm.ts';
 
 const hasher = wasmArgon2Hasher();
 let stored: Promise<string> | undefined;

@@ -3,8 +3,8 @@
 // round trip away, so the delay makes each round trip's cost visible in wall time.
 import argon2 from 'argon2-wasm-edge/wasm/argon2.wasm';
 import blake2b from 'argon2-wasm-edge/wasm/blake2b.wasm';
-import { createWorker, type Env } from '../../src/entry/worker-handler';
-import type { D1Database } from '../../src/adapters/workers/bindings';
+import { createWorker, type Env } from '../../src/entry/worker-handler.ts';
+import type { D1Database } from '../../src/adapters/workers/bindings.ts';
 
 const worker = createWorker({ wasm: { argon2, blake2b } });
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));

@@ -1,4 +1,4 @@
-import type { LogFields, Logger, LogLevel } from './ports';
+import type { LogFields, Logger, LogLevel } from './ports.ts';
 
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { badRequest } from './errors';
+import { badRequest } from './errors.ts';
 
 /**
  * The one page mechanism behind every `.../page` action: request and response schemas (named for

@@ -1,5 +1,5 @@
-import { badRequest } from './errors';
-import { COMMON_PASSWORDS } from './common-passwords';
+import { badRequest } from './errors.ts';
+import { COMMON_PASSWORDS } from './common-passwords.ts';
 
 export const PASSWORD_MAX_LENGTH = 128;
 

@@ -1,4 +1,4 @@
-import type { Deps } from '../deps';
+import type { Deps } from '../deps.ts';
 
 /** Where a server process is in its life: only `ready` takes work. */
 export type LifecycleState = 'starting' | 'ready' | 'stopping';

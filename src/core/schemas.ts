@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { idSchema, idsSchema } from './pagination';
+import { idSchema, idsSchema } from './pagination.ts';
 
 /** Shared request pieces, used by more than one module. */
 export const StatusSchema = z.enum(['enabled', 'disabled'], { message: "must be 'enabled' or 'disabled'" });

@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type QueryResult } from 'kysely';
-import type { Deps } from '../deps';
-import { AppError } from '../core/errors';
-import { GUARD_RULES, failedGuard, guardStatement, isForeignKeyViolation, isUniqueViolation, type GuardRule } from './guards';
+import type { Deps } from '../deps.ts';
+import { AppError } from '../core/errors.ts';
+import { GUARD_RULES, failedGuard, guardStatement, isForeignKeyViolation, isUniqueViolation, type GuardRule } from './guards.ts';
 
 /** Fails the batch unless the row still has the version the client read (optimistic locking). */
 export function versionGuard(deps: Deps, table: 'users' | 'roles' | 'orgs', id: number, version: number): CompiledQuery {

@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
-import type { ErrorCode } from '../core/errors';
+import type { ErrorCode } from '../core/errors.ts';
 
 /**
  * Rules checked INSIDE an atomic write (see migrations/0002_guard_failures.sql; the table is

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Deps } from '../deps';
+import type { Deps } from '../deps.ts';
 
 /**
  * A list of validated ids as ONE bound parameter: `col IN ${idList(ids)}` or

@@ -1,5 +1,5 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
-import { MAX_BOUND_PARAMS } from '../core/ports';
+import { MAX_BOUND_PARAMS } from '../core/ports.ts';
 
 /** What a statement does, as both Atomic adapters report it (see Atomic in core/ports.ts). */
 export type StatementKind = 'read' | 'insert' | 'update' | 'delete';

@@ -1,6 +1,6 @@
 import type { Server } from 'bun';
-import { openBunSqlite } from '../adapters/bun/sqlite';
-import { start, type Runtime } from './start';
+import { openBunSqlite } from '../adapters/bun/sqlite.ts';
+import { start, type Runtime } from './start.ts';
 
 export const bunRuntime: Runtime = {
   name: 'bun',

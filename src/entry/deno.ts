@@ -1,5 +1,5 @@
-import { openNodeSqliteBinding } from '../adapters/server/node-sqlite';
-import type { Listening, Runtime } from './start';
+import { openNodeSqliteBinding } from '../adapters/server/node-sqlite.ts';
+import type { Listening, Runtime } from './start.ts';
 
 /** The part of Deno's API this entry uses (tsc runs without Deno's types). */
 interface ServeInfo {
@@ -32,5 +32,5 @@ if (Deno.permissions.querySync({ name: 'ffi' }).state !== 'granted') {
   console.error('Deno needs --allow-ffi (password hashing uses the native @node-rs/argon2): start with `npm run start:deno`');
   process.exit(78);
 }
-const { start } = await import('./start');
+const { start } = await import('./start.ts');
 await start(denoRuntime);

@@ -1,6 +1,6 @@
 import { serve, type HttpBindings } from '@hono/node-server';
-import { openNodeSqliteBinding } from '../adapters/server/node-sqlite';
-import { start, type Listening, type Runtime } from './start';
+import { openNodeSqliteBinding } from '../adapters/server/node-sqlite.ts';
+import { start, type Listening, type Runtime } from './start.ts';
 
 /** Node ≥ 22: node:sqlite and @hono/node-server's HTTP server. */
 export const nodeRuntime: Runtime = {

@@ -1,6 +1,6 @@
 import process from 'node:process';
-import type { Lifecycle } from '../core/readiness';
-import type { Logger } from '../core/ports';
+import type { Lifecycle } from '../core/readiness.ts';
+import type { Logger } from '../core/ports.ts';
 
 export interface ShutdownOptions {
   lifecycle: Lifecycle;

@@ -1,6 +1,6 @@
-import type { SqlExec } from '../adapters/server/sqlite-binding';
-import { unknownMigrations } from '../adapters/server/migrate';
-import { StartupError } from './startup-errors';
+import type { SqlExec } from '../adapters/server/sqlite-binding.ts';
+import { unknownMigrations } from '../adapters/server/migrate.ts';
+import { StartupError } from './startup-errors.ts';
 
 const RESTORE = 'restore it from a backup (npm run restore -- <archive>)';
 

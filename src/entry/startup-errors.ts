@@ -1,5 +1,5 @@
 import process from 'node:process';
-import { ConfigError } from '../config';
+import { ConfigError } from '../config.ts';
 
 /** sysexits' EX_CONFIG: a supervisor should not restart in a loop; an operator must act. */
 export const EXIT_CONFIG = 78;

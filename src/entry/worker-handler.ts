@@ -1,17 +1,17 @@
-import { createApp } from '../app';
-import { ConfigError, parseConfig } from '../config';
-import type { Deps } from '../deps';
-import { AppError, ERRORS } from '../core/errors';
-import { errorBody } from '../core/envelope';
-import { errorFields } from '../core/log';
-import { newTraceId } from '../http/trace';
-import { useCompiledWasm } from '../adapters/workers/argon2-wasm';
-import type { CfProperties, D1Database, ScheduledController, WorkerExecutionContext } from '../adapters/workers/bindings';
-import type { WorkerRequestEnv } from '../adapters/workers/client';
-import { workersDeps } from '../adapters/workers/deps';
-import type { R2BucketLike } from '../adapters/workers/r2-blobs';
-import { bootstrapAdmin } from '../modules/users/bootstrap';
-import { cleanup } from '../modules/maintenance/cleanup';
+import { createApp } from '../app.ts';
+import { ConfigError, parseConfig } from '../config.ts';
+import type { Deps } from '../deps.ts';
+import { AppError, ERRORS } from '../core/errors.ts';
+import { errorBody } from '../core/envelope.ts';
+import { errorFields } from '../core/log.ts';
+import { newTraceId } from '../http/trace.ts';
+import { useCompiledWasm } from '../adapters/workers/argon2-wasm.ts';
+import type { CfProperties, D1Database, ScheduledController, WorkerExecutionContext } from '../adapters/workers/bindings.ts';
+import type { WorkerRequestEnv } from '../adapters/workers/client.ts';
+import { workersDeps } from '../adapters/workers/deps.ts';
+import type { R2BucketLike } from '../adapters/workers/r2-blobs.ts';
+import { bootstrapAdmin } from '../modules/users/bootstrap.ts';
+import { cleanup } from '../modules/maintenance/cleanup.ts';
 
 /** Bindings and vars from wrangler.toml, secrets, and .dev.vars locally. */
 export interface Env {

@@ -1,10 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
 import { errors as joseErrors, jwtVerify } from 'jose';
-import { AppError, forbidden } from '../core/errors';
-import type { PermissionCode } from '../core/permissions';
-import { SUPER_ADMIN_ROLE } from '../core/permissions';
-import { verifyLink, type LinkAction } from '../core/signed-links';
-import { holdsCodeSql } from '../db/holds-code';
+import { AppError, forbidden } from '../core/errors.ts';
+import type { PermissionCode } from '../core/permissions.ts';
+import { SUPER_ADMIN_ROLE } from '../core/permissions.ts';
+import { verifyLink, type LinkAction } from '../core/signed-links.ts';
+import { holdsCodeSql } from '../db/holds-code.ts';
 
 /**
  * One statement answers everything a protected request needs: the session is live, its user is

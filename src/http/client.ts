@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import type { Deps } from '../deps';
-import { parseUserAgent } from '../core/user-agent';
+import type { Deps } from '../deps.ts';
+import { parseUserAgent } from '../core/user-agent.ts';
 
 /**
  * The caller's address: the socket's, or with TRUST_PROXY the last X-Forwarded-For hop — the one

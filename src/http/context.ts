@@ -1,6 +1,6 @@
-import type { AuthUser } from '../core/caller';
-import type { Deps } from '../deps';
-import type { ClientOrigin } from './client';
+import type { AuthUser } from '../core/caller.ts';
+import type { Deps } from '../deps.ts';
+import type { ClientOrigin } from './client.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {

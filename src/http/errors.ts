@@ -2,11 +2,11 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import { AppError, ERRORS, codeForStatus } from '../core/errors';
-import { errorBody } from '../core/envelope';
-import { errorFields } from '../core/log';
-import type { ClassifyError, Logger } from '../core/ports';
-import { newTraceId } from './trace';
+import { AppError, ERRORS, codeForStatus } from '../core/errors.ts';
+import { errorBody } from '../core/envelope.ts';
+import { errorFields } from '../core/log.ts';
+import type { ClassifyError, Logger } from '../core/ports.ts';
+import { newTraceId } from './trace.ts';
 
 /** "field: rule" for the first zod issue, so the client learns which field broke which rule. */
 export function describeZodError(error: z.ZodError): string {

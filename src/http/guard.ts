@@ -1,9 +1,9 @@
 import type { RouteConfig } from '@hono/zod-openapi';
-import type { PermissionCode } from '../core/permissions';
-import type { LinkAction } from '../core/signed-links';
-import { authenticate, enforcePermission, signedOr } from './auth';
-import { recordOperation } from './op-log';
-import { commonErrors } from './router';
+import type { PermissionCode } from '../core/permissions.ts';
+import type { LinkAction } from '../core/signed-links.ts';
+import { authenticate, enforcePermission, signedOr } from './auth.ts';
+import { recordOperation } from './op-log.ts';
+import { commonErrors } from './router.ts';
 
 /** The route as guarded returns it: the shared error answers merged under the route's own. */
 export type Guarded<R extends RouteConfig> = Omit<R, 'responses'> & {

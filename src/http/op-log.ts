@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { errorFields } from '../core/log';
-import { clientInfo } from './client';
+import { errorFields } from '../core/log.ts';
+import { clientInfo } from './client.ts';
 
 /**
  * Keys whose values never reach the log. Refused bodies are stored as sent, unknown keys included,

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { z } from '@hono/zod-openapi';
-import { envelope, okBody } from '../core/envelope';
+import { envelope, okBody } from '../core/envelope.ts';
 
 /** A handler's success answer: the envelope around `data` with this request's trace id, status 200. */
 export function ok<T>(c: Context, data: T) {

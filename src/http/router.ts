@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { AppError } from '../core/errors';
-import { ErrorEnvelope } from '../core/envelope';
-import { describeZodError } from './errors';
+import { AppError } from '../core/errors.ts';
+import { ErrorEnvelope } from '../core/envelope.ts';
+import { describeZodError } from './errors.ts';
 
 /** Every validation failure, of any route, becomes our 400 envelope through this hook. */
 const defaultHook = (result: { success: boolean; error?: unknown }) => {

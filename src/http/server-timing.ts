@@ -1,5 +1,5 @@
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import type { Deps } from '../deps';
+import type { Deps } from '../deps.ts';
 
 /**
  * Database round trips of one request. Each Kysely query, deps.read and deps.atomic batch is one

@@ -5,9 +5,9 @@
 // That a program cannot read them from the markup is test/captcha-attack.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { randomCaptchaText, renderCaptcha, type GlyphBox } from '../../src/modules/auth/captcha-render';
-import { hasChromium, launchChromium, noteSkip, outputPath } from './support';
-import { mulberry32 } from '../support/rng';
+import { randomCaptchaText, renderCaptcha, type GlyphBox } from '../../src/modules/auth/captcha-render.ts';
+import { hasChromium, launchChromium, noteSkip, outputPath } from './support.ts';
+import { mulberry32 } from '../support/rng.ts';
 
 noteSkip('test/browser/captcha-legibility.test.ts');
 

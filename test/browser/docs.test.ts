@@ -1,7 +1,7 @@
 // /docs in headless Chromium: the page renders the whole API from /openapi.json using only what
 // the service itself serves (no CDN), under its self-only Content-Security-Policy.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { hasChromium, launchChromium, noteSkip, outputPath, startApi, type RunningApi } from './support';
+import { hasChromium, launchChromium, noteSkip, outputPath, startApi, type RunningApi } from './support.ts';
 
 noteSkip('test/browser/docs.test.ts');
 

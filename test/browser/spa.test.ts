@@ -2,8 +2,8 @@
 // origin, so every call is a real cross-origin fetch under CORS.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { serveSpa } from '../../examples/spa/serve';
-import { ADMIN_PASSWORD, hasChromium, launchChromium, noteSkip, outputPath, startApi, type RunningApi } from './support';
+import { serveSpa } from '../../examples/spa/serve.ts';
+import { ADMIN_PASSWORD, hasChromium, launchChromium, noteSkip, outputPath, startApi, type RunningApi } from './support.ts';
 
 noteSkip('test/browser/spa.test.ts');
 

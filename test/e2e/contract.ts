@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { stopEverything, type Target, type Targets } from './servers';
+import { stopEverything, type Target, type Targets } from './servers.ts';
 
 /**
  * The black-box contract suite: plain HTTP against a base URL, the way an SPA uses the API. The

@@ -4,7 +4,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, serverCommand, type ServerRuntime } from '../../scripts/server-commands';
+import { ROOT, serverCommand, type ServerRuntime } from '../../scripts/server-commands.ts';
 
 export const E2E_ADMIN_PASSWORD = 'Correct-Horse-42';
 const E2E_JWT_SECRET = 'e2e-secret-e2e-secret-e2e-secret-0123456789';

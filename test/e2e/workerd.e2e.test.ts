@@ -1,5 +1,5 @@
-import { contractSuite } from './contract';
-import { startWorkerTargets } from './servers';
+import { contractSuite } from './contract.ts';
+import { startWorkerTargets } from './servers.ts';
 
 // `wrangler dev --local`: real workerd with local D1 and R2, migrations applied by wrangler itself.
 contractSuite('workerd', startWorkerTargets, 120_000);

@@ -1,4 +1,4 @@
-import { CAPTCHA_ALPHABET, renderCaptchaSvg, type Rng } from '../../src/modules/auth/captcha-render';
+import { CAPTCHA_ALPHABET, renderCaptchaSvg, type Rng } from '../../src/modules/auth/captcha-render.ts';
 
 /**
  * The markup-reading attack on our captcha, as a script would run it: no picture is looked at.

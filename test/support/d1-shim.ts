@@ -1,5 +1,5 @@
 import type { Database as Sqlite } from 'bun:sqlite';
-import type { D1Database, D1PreparedStatement, D1Result, D1Value } from '../../src/adapters/workers/bindings';
+import type { D1Database, D1PreparedStatement, D1Result, D1Value } from '../../src/adapters/workers/bindings.ts';
 
 /**
  * A D1 binding stand-in over bun:sqlite with D1's result shape ({results, success, meta.changes,

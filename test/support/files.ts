@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AnyTestApp } from './app';
-import { cleanup } from '../../src/modules/maintenance/cleanup';
+import type { AnyTestApp } from './app.ts';
+import { cleanup } from '../../src/modules/maintenance/cleanup.ts';
 
 export interface PartSpec {
   name?: string;

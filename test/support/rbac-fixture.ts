@@ -1,5 +1,5 @@
 // The one user fixture lives in ./rbac; re-exported for the files that import it from here.
-export { USER_PASSWORD, userWithCodes } from './rbac';
+export { USER_PASSWORD, userWithCodes } from './rbac.ts';
 
 /** A body for a page request or batch action, and the request forms every test file tries. */
 export const BAD_IDS: [string, unknown][] = [

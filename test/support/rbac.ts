@@ -1,5 +1,5 @@
-import type { PermissionCode } from '../../src/core/permissions';
-import type { AnyTestApp, BunTestApp } from './app';
+import type { PermissionCode } from '../../src/core/permissions.ts';
+import type { AnyTestApp, BunTestApp } from './app.ts';
 
 /** A password that passes the policy, for users made by tests. */
 export const USER_PASSWORD = 'Valid-Passw0rd-9';

@@ -1,4 +1,4 @@
-import type { Rng } from '../../src/modules/auth/captcha-render';
+import type { Rng } from '../../src/modules/auth/captcha-render.ts';
 
 /** Tiny seeded PRNG (mulberry32): reproducible captchas without touching global state. */
 export function mulberry32(seed: number): Rng {

@@ -1,6 +1,6 @@
 import { expect } from 'bun:test';
-import type { AnyTestApp } from './app';
-import { snapshot } from './rbac';
+import type { AnyTestApp } from './app.ts';
+import { snapshot } from './rbac.ts';
 
 /** What a request answered: its status and, when it was JSON, the envelope. */
 export interface Answer {

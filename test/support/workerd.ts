@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Miniflare } from 'miniflare';
-import type { D1Database } from '../../src/adapters/workers/bindings';
-import { MIGRATIONS_DIR } from '../../src/adapters/bun/migrate';
+import type { D1Database } from '../../src/adapters/workers/bindings.ts';
+import { MIGRATIONS_DIR } from '../../src/adapters/bun/migrate.ts';
 
 /**
  * Real, local D1 databases for tests: workerd's own D1 (Miniflare, the engine behind `wrangler

@@ -1,10 +1,10 @@
 import { Database, type SQLQueryBindings } from 'bun:sqlite';
 import { Kysely, type CompiledQuery, type QueryResult } from 'kysely';
 import { BunSqliteDialect } from 'kysely-bun-sqlite';
-import type { Atomic, ReadSql } from '../../core/ports';
-import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements';
-import type { Database as Schema } from '../../db/schema';
-import { serverPragmas, type OpenSqlite, type SqlExec, type SqliteBinding } from '../server/sqlite-binding';
+import type { Atomic, ReadSql } from '../../core/ports.ts';
+import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements.ts';
+import type { Database as Schema } from '../../db/schema.ts';
+import { serverPragmas, type OpenSqlite, type SqlExec, type SqliteBinding } from '../server/sqlite-binding.ts';
 
 /** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
 export function openSqlite(path: string, opts: { exclusive?: boolean; busyTimeoutMs?: number } = {}): Database {

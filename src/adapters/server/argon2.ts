@@ -1,6 +1,6 @@
 import { hash, verify } from '@node-rs/argon2';
-import { dummyPhc } from '../../core/phc';
-import type { PasswordHasher } from '../../core/ports';
+import { dummyPhc } from '../../core/phc.ts';
+import type { PasswordHasher } from '../../core/ports.ts';
 
 /** OWASP's argon2id baseline: 19 MiB, 2 passes, 1 lane. */
 export const ARGON2_PARAMS = { memoryCost: 19456, timeCost: 2, parallelism: 1 };

@@ -4,8 +4,8 @@ import { mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import * as tar from 'tar-stream';
-import type { BackupArchives, BackupManifest, BlobStore } from '../../core/ports';
-import type { OpenSqlite, SqlExec } from './sqlite-binding';
+import type { BackupArchives, BackupManifest, BlobStore } from '../../core/ports.ts';
+import type { OpenSqlite, SqlExec } from './sqlite-binding.ts';
 
 /** Archive names the API hands out; anything else is refused before it meets the filesystem. */
 export const BACKUP_NAME = /^backup-[0-9A-Za-z-]{1,80}\.tar$/;

@@ -1,12 +1,12 @@
-import type { Config } from '../../config';
-import type { ClientFacts, Deps } from '../../deps';
-import { createKeys } from '../../core/keys';
-import { jsonLogger } from '../../core/log';
-import { randomIds, systemClock } from '../../core/ports';
-import { nodeArgon2Hasher } from './argon2';
-import { diskBlobStore } from './disk-blobs';
-import type { SqliteBinding } from './sqlite-binding';
-import { classifyServerError } from './storage';
+import type { Config } from '../../config.ts';
+import type { ClientFacts, Deps } from '../../deps.ts';
+import { createKeys } from '../../core/keys.ts';
+import { jsonLogger } from '../../core/log.ts';
+import { randomIds, systemClock } from '../../core/ports.ts';
+import { nodeArgon2Hasher } from './argon2.ts';
+import { diskBlobStore } from './disk-blobs.ts';
+import type { SqliteBinding } from './sqlite-binding.ts';
+import { classifyServerError } from './storage.ts';
 
 export interface ServerDepsInput {
   config: Config;

@@ -2,7 +2,7 @@ import { close as closeFd, open as openFd, read as readFd } from 'node:fs';
 import { link, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports';
+import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports.ts';
 
 const KEY = /^[0-9a-f]{64}$/;
 const HEX2 = /^[0-9a-f]{2}$/;

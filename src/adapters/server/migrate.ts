@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { SqlExec } from './sqlite-binding';
+import type { SqlExec } from './sqlite-binding.ts';
 
 /** The table `wrangler d1 migrations apply` keeps, so either tool can take over from the other. */
 const TRACKING_TABLE = `CREATE TABLE IF NOT EXISTS d1_migrations(

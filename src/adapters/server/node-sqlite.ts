@@ -1,11 +1,11 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { Kysely, SqliteDialect, type CompiledQuery, type QueryResult, type SqliteDatabase, type SqliteStatement } from 'kysely';
-import type { Atomic, ReadSql } from '../../core/ports';
-import type { Database as Schema } from '../../db/schema';
-import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements';
-import { countSqlParams } from './sql-params';
-import { serverPragmas } from './sqlite-binding';
-import type { OpenSqlite, SqlExec } from './sqlite-binding';
+import type { Atomic, ReadSql } from '../../core/ports.ts';
+import type { Database as Schema } from '../../db/schema.ts';
+import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements.ts';
+import { countSqlParams } from './sql-params.ts';
+import { serverPragmas } from './sqlite-binding.ts';
+import type { OpenSqlite, SqlExec } from './sqlite-binding.ts';
 
 /** Statements kept prepared; the app has a few hundred distinct SQL texts at most. */
 const CACHE_SIZE = 1000;

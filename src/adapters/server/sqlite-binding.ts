@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Atomic, ReadSql } from '../../core/ports';
-import type { Database } from '../../db/schema';
+import type { Atomic, ReadSql } from '../../core/ports.ts';
+import type { Database } from '../../db/schema.ts';
 
 /**
  * The two calls the migrator needs. Every SQLite binding has them (bun:sqlite, node:sqlite), so

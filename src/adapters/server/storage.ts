@@ -1,6 +1,6 @@
 import { open, statfs, unlink, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { ClassifyError, StorageFailure, StorageProbe } from '../../core/ports';
+import type { ClassifyError, StorageFailure, StorageProbe } from '../../core/ports.ts';
 
 // SQLite primary result codes (the low byte of an extended code).
 const SQLITE_BUSY = 5;

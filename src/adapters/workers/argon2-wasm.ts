@@ -1,7 +1,7 @@
 import { argon2id, setWASMModules } from 'argon2-wasm-edge';
-import { constantTimeEqual } from '../../core/keys';
-import { dummyPhc } from '../../core/phc';
-import type { PasswordHasher } from '../../core/ports';
+import { constantTimeEqual } from '../../core/keys.ts';
+import { dummyPhc } from '../../core/phc.ts';
+import type { PasswordHasher } from '../../core/ports.ts';
 
 /** The same OWASP argon2id baseline as the Bun adapter: 19 MiB, 2 passes, 1 lane, 32-byte output. */
 export const ARGON2_PARAMS = { memoryCost: 19456, timeCost: 2, parallelism: 1 };

@@ -1,5 +1,5 @@
-import type { ClientFacts } from '../../deps';
-import type { CfProperties } from './bindings';
+import type { ClientFacts } from '../../deps.ts';
+import type { CfProperties } from './bindings.ts';
 
 /** What the Worker entry hands Hono as `c.env` for each request. */
 export interface WorkerRequestEnv {

@@ -10,9 +10,9 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
-import type { Atomic, ReadSql } from '../../core/ports';
-import { assertParamLimit, statementKind } from '../../db/statements';
-import type { D1Database, D1PreparedStatement, D1Result, D1Value } from './bindings';
+import type { Atomic, ReadSql } from '../../core/ports.ts';
+import { assertParamLimit, statementKind } from '../../db/statements.ts';
+import type { D1Database, D1PreparedStatement, D1Result, D1Value } from './bindings.ts';
 
 /** Kysely's parameters as D1 accepts them: no undefined, bigint, boolean or typed-array views. */
 export function toD1Values(sql: string, parameters: readonly unknown[]): D1Value[] {

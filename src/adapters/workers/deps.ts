@@ -1,15 +1,15 @@
 import { Kysely } from 'kysely';
-import type { Config } from '../../config';
-import type { Deps } from '../../deps';
-import type { Database } from '../../db/schema';
-import { createKeys } from '../../core/keys';
-import { jsonLogger } from '../../core/log';
-import { randomIds, systemClock } from '../../core/ports';
-import { wasmArgon2Hasher } from './argon2-wasm';
-import type { D1Database } from './bindings';
-import { workersClient } from './client';
-import { D1Dialect, d1Atomic, d1Read } from './d1-dialect';
-import { r2BlobStore, type R2BucketLike } from './r2-blobs';
+import type { Config } from '../../config.ts';
+import type { Deps } from '../../deps.ts';
+import type { Database } from '../../db/schema.ts';
+import { createKeys } from '../../core/keys.ts';
+import { jsonLogger } from '../../core/log.ts';
+import { randomIds, systemClock } from '../../core/ports.ts';
+import { wasmArgon2Hasher } from './argon2-wasm.ts';
+import type { D1Database } from './bindings.ts';
+import { workersClient } from './client.ts';
+import { D1Dialect, d1Atomic, d1Read } from './d1-dialect.ts';
+import { r2BlobStore, type R2BucketLike } from './r2-blobs.ts';
 
 export interface WorkersDepsInput {
   config: Config;

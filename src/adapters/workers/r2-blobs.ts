@@ -1,4 +1,4 @@
-import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports';
+import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports.ts';
 
 /*
  * The parts of the Workers R2 binding this adapter uses, declared here so the project does not

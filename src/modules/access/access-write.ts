@@ -1,6 +1,6 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
-import type { Deps } from '../../deps';
-import { guardedWrite, type WriteErrors } from '../../db/guarded-write';
+import type { Deps } from '../../deps.ts';
+import { guardedWrite, type WriteErrors } from '../../db/guarded-write.ts';
 
 export interface AccessErrors extends WriteErrors {
   /** The out_of_scope guard failed: the 404 to answer (the record is invisible to the caller). */

@@ -1,9 +1,9 @@
 import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps';
-import type { AuthUser } from '../../core/caller';
-import { guardStatement } from '../../db/guards';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions';
-import { hasKind, scopeAll, scopeOrgs, userInScope } from './data-scope';
+import type { Deps } from '../../deps.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { guardStatement } from '../../db/guards.ts';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import { hasKind, scopeAll, scopeOrgs, userInScope } from './data-scope.ts';
 
 /**
  * Containment (contract: "Delegation: who may act on whom"): a caller who is not a super admin

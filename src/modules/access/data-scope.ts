@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps';
-import type { AuthUser } from '../../core/caller';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions';
+import type { Deps } from '../../deps.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
 
 /**
  * Data scope as SQL (contract: "Organisations and data scope"). A user's scope is the union over

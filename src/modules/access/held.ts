@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps';
-import type { AuthUser } from '../../core/caller';
-import { forbidden } from '../../core/errors';
-import type { PermissionCode } from '../../core/permissions';
-import { holdsCodeSql } from '../../db/holds-code';
-import { idList, idsShown } from '../../db/id-list';
+import type { Deps } from '../../deps.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { forbidden } from '../../core/errors.ts';
+import type { PermissionCode } from '../../core/permissions.ts';
+import { holdsCodeSql } from '../../db/holds-code.ts';
+import { idList, idsShown } from '../../db/id-list.ts';
 
 const HOLDS_SQL = `SELECT ${holdsCodeSql('+?')} AS has_perm`;
 

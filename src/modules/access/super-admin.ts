@@ -1,10 +1,10 @@
 import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps';
-import type { AuthUser } from '../../core/caller';
-import { forbidden } from '../../core/errors';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions';
-import { guardStatement } from '../../db/guards';
-import { idList } from '../../db/id-list';
+import type { Deps } from '../../deps.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { forbidden } from '../../core/errors.ts';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import { guardStatement } from '../../db/guards.ts';
+import { idList } from '../../db/id-list.ts';
 
 /**
  * The last statement of every batch that could remove a super admin (user delete, disable,

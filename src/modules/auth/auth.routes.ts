@@ -1,14 +1,14 @@
 import type { Context } from 'hono';
-import { AppError } from '../../core/errors';
-import { describeZodError } from '../../http/errors';
+import { AppError } from '../../core/errors.ts';
+import { describeZodError } from '../../http/errors.ts';
 import { createRoute, z } from '@hono/zod-openapi';
-import { guarded } from '../../http/guard';
-import { clientInfo } from '../../http/client';
-import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router';
-import { issueCaptcha } from './captcha.service';
-import { login, loginLogRow, logout } from './login.service';
-import { CaptchaSchema, LoginRequest, LoginResult } from './auth.schemas';
-import { ok, okResponse } from '../../http/respond';
+import { guarded } from '../../http/guard.ts';
+import { clientInfo } from '../../http/client.ts';
+import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { issueCaptcha } from './captcha.service.ts';
+import { login, loginLogRow, logout } from './login.service.ts';
+import { CaptchaSchema, LoginRequest, LoginResult } from './auth.schemas.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 /** Who is attempting: address, device and, on Workers, location. */
 function loginClient(c: Context) {

@@ -14,7 +14,7 @@
 // through a smooth random warp, with noise strokes and stroke-like clutter
 // among the glyphs, which makes template matching on the pixels hard too.
 
-import { GLYPHS, type Pt, type Stroke } from "./captcha-glyphs";
+import { GLYPHS, type Pt, type Stroke } from "./captcha-glyphs.ts";
 
 /** No look-alikes: 0/O, 1/I/L-lowercase, 5/S, 2/Z, 8/B, U/V, 9/g are all left out. */
 export const CAPTCHA_ALPHABET = "ACDEFGHJKLMNPQRTWXY3467";

@@ -1,9 +1,9 @@
-import type { Deps } from '../../deps';
-import { constantTimeEqual, hmacHex } from '../../core/keys';
-import { tooMany } from '../../core/errors';
-import { isoNow } from '../../core/time';
-import { randomCaptchaText, renderCaptchaSvg, type Rng } from './captcha-render';
-import { hit } from './rate-limit';
+import type { Deps } from '../../deps.ts';
+import { constantTimeEqual, hmacHex } from '../../core/keys.ts';
+import { tooMany } from '../../core/errors.ts';
+import { isoNow } from '../../core/time.ts';
+import { randomCaptchaText, renderCaptchaSvg, type Rng } from './captcha-render.ts';
+import { hit } from './rate-limit.ts';
 
 /** Crypto-strength randomness in [0,1) for the captcha text and its drawing, drawn in blocks. */
 export function cryptoRng(): Rng {

@@ -1,13 +1,13 @@
 import { sql, type CompiledQuery } from 'kysely';
-import type { Deps } from '../../deps';
-import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../core/errors';
-import type { PasswordHasher } from '../../core/ports';
-import { dummyPhc } from '../../core/phc';
-import { isoNow } from '../../core/time';
-import { consumeCaptcha } from './captcha.service';
-import { hitQuery, lockedFor, releaseQuery, reserve, type Subject } from './rate-limit';
-import { signSessionToken } from './session';
-import type { LoginInput } from './auth.schemas';
+import type { Deps } from '../../deps.ts';
+import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../core/errors.ts';
+import type { PasswordHasher } from '../../core/ports.ts';
+import { dummyPhc } from '../../core/phc.ts';
+import { isoNow } from '../../core/time.ts';
+import { consumeCaptcha } from './captcha.service.ts';
+import { hitQuery, lockedFor, releaseQuery, reserve, type Subject } from './rate-limit.ts';
+import { signSessionToken } from './session.ts';
+import type { LoginInput } from './auth.schemas.ts';
 
 export interface LoginClient {
   ip: string;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps';
-import { isoNow } from '../../core/time';
+import type { Deps } from '../../deps.ts';
+import { isoNow } from '../../core/time.ts';
 
 export interface WindowRule {
   limit: number;

@@ -1,5 +1,5 @@
 import { SignJWT } from 'jose';
-import type { Deps } from '../../deps';
+import type { Deps } from '../../deps.ts';
 
 /** Signs the token of a session row; the row, not the token, decides whether it is still valid. */
 export async function signSessionToken(deps: Deps, userId: number, sessionId: string) {

@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { DeletedCount } from '../login-logs/login-logs.schemas';
-import { contentDisposition } from '../files/file-name';
-import { BackupDeleteRequest, BackupPage, BackupPageRequest, BackupSchema } from './backups.schemas';
-import { backupArchive, createBackup, deleteBackups, pageBackups } from './backups.service';
-import { ok, okResponse } from '../../http/respond';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { DeletedCount } from '../login-logs/login-logs.schemas.ts';
+import { contentDisposition } from '../files/file-name.ts';
+import { BackupDeleteRequest, BackupPage, BackupPageRequest, BackupSchema } from './backups.schemas.ts';
+import { backupArchive, createBackup, deleteBackups, pageBackups } from './backups.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Backups'];
 const onWorkers = { 501: errorResponse('On Workers: backups are D1 Time Travel’s job (the message says how)') };

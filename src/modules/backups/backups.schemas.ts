@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { idsSchema, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
+import { idsSchema, pageRequestSchema, pageResponseSchema } from '../../core/pagination.ts';
 
 export const BackupSchema = z
   .object({

@@ -1,13 +1,13 @@
 import type { Selectable } from 'kysely';
-import type { Deps } from '../../deps';
-import type { BackupsTable } from '../../db/schema';
-import { AppError, conflict, notFound, storageFull } from '../../core/errors';
-import { errorFields } from '../../core/log';
-import { runPage } from '../../core/pagination';
-import type { BackupArchives } from '../../core/ports';
-import { isoNow } from '../../core/time';
-import { idList } from '../../db/id-list';
-import type { Backup, BackupPageInput } from './backups.schemas';
+import type { Deps } from '../../deps.ts';
+import type { BackupsTable } from '../../db/schema.ts';
+import { AppError, conflict, notFound, storageFull } from '../../core/errors.ts';
+import { errorFields } from '../../core/log.ts';
+import { runPage } from '../../core/pagination.ts';
+import type { BackupArchives } from '../../core/ports.ts';
+import { isoNow } from '../../core/time.ts';
+import { idList } from '../../db/id-list.ts';
+import type { Backup, BackupPageInput } from './backups.schemas.ts';
 
 /** On Workers there are no archives: D1 Time Travel keeps the database's history. */
 export function archivesOf(deps: Deps): BackupArchives {

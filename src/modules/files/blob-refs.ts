@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps';
-import type { BlobStore } from '../../core/ports';
-import type { Budget } from '../maintenance/budget';
+import type { Deps } from '../../deps.ts';
+import type { BlobStore } from '../../core/ports.ts';
+import type { Budget } from '../maintenance/budget.ts';
 
 /*
  * Reference counting between the `blobs` table and the blob store. The invariant is "never a row

@@ -1,8 +1,8 @@
-import { AppError } from '../../core/errors';
-import type { BlobStore } from '../../core/ports';
-import { contentDisposition } from './file-name';
-import type { FileRow } from './files.service';
-import { contentRange, etagMatches, parseRange } from './range';
+import { AppError } from '../../core/errors.ts';
+import type { BlobStore } from '../../core/ports.ts';
+import { contentDisposition } from './file-name.ts';
+import type { FileRow } from './files.service.ts';
+import { contentRange, etagMatches, parseRange } from './range.ts';
 
 /**
  * Declared types a browser may be told for an attachment. Anything else (HTML, SVG, XML, script)

@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { blobResponse } from './download';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { blobResponse } from './download.ts';
 import {
   DownloadQuery,
   FileIdsRequest,
@@ -13,9 +13,9 @@ import {
   ImagePageRequest,
   ImageSchema,
   uploadBody,
-} from './files.schemas';
-import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service';
-import { ok, okResponse } from '../../http/respond';
+} from './files.schemas.ts';
+import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const notFound = { 404: errorResponse('No such record') };
 

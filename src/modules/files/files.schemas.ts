@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { dateRangeParams, idQuerySchema, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
+import { dateRangeParams, idQuerySchema, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination.ts';
 
 export const FileSchema = z
   .object({

@@ -1,5 +1,5 @@
 import { sha256 } from '@noble/hashes/sha2.js';
-import type { AppError } from '../../core/errors';
+import type { AppError } from '../../core/errors.ts';
 
 /** What an upload stream turned out to be, known once it has been read to the end. */
 export interface Inspection {

@@ -1,6 +1,6 @@
 import * as Multipart from 'multipasta';
-import { AppError, badRequest } from '../../core/errors';
-import { parseFormDisposition } from './form-disposition';
+import { AppError, badRequest } from '../../core/errors.ts';
+import { parseFormDisposition } from './form-disposition.ts';
 
 /** The file part of a multipart/form-data body, its bytes still unread. */
 export interface FilePart {

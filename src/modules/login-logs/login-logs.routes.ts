@@ -1,9 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
-import { guarded } from '../../http/guard';
-import { createRouter, jsonBody } from '../../http/router';
-import { DeletedCount, LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas';
-import { clearLoginLogs, deleteLoginLogs, pageLoginLogs } from './login-logs.service';
-import { ok, okResponse } from '../../http/respond';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, jsonBody } from '../../http/router.ts';
+import { DeletedCount, LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas.ts';
+import { clearLoginLogs, deleteLoginLogs, pageLoginLogs } from './login-logs.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Login log'];
 const deleted = okResponse('Rows deleted', DeletedCount);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps';
-import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
-import type { LoginLogPageInput } from './login-logs.schemas';
+import type { Deps } from '../../deps.ts';
+import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import type { LoginLogPageInput } from './login-logs.schemas.ts';
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',

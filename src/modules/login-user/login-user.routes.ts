@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { guarded } from '../../http/guard';
-import { createRouter, jsonBody } from '../../http/router';
-import { UserSchema } from '../users/user.model';
-import { LoginUserInformation, UpdateInfoRequest, UpdatePasswordRequest } from './login-user.schemas';
-import { loginUserInformation, updateInfo, updatePassword } from './login-user.service';
-import { ok, okResponse } from '../../http/respond';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, jsonBody } from '../../http/router.ts';
+import { UserSchema } from '../users/user.model.ts';
+import { LoginUserInformation, UpdateInfoRequest, UpdatePasswordRequest } from './login-user.schemas.ts';
+import { loginUserInformation, updateInfo, updatePassword } from './login-user.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Logged-in user'];
 

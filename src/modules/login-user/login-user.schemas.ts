@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { UserSchema, selfProfileFields } from '../users/user.model';
+import { UserSchema, selfProfileFields } from '../users/user.model.ts';
 
 export const RouterMenuSchema = z
   .object({

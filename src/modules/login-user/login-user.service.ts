@@ -1,14 +1,14 @@
-import type { Deps } from '../../deps';
-import type { AuthUser } from '../../core/caller';
-import { badRequest, notFound, tooMany } from '../../core/errors';
-import { hit, lockedFor } from '../auth/rate-limit';
-import { NAME_RULE } from '../auth/login.service';
-import { assertPasswordAllowed } from '../../core/password-policy';
-import { isoNow } from '../../core/time';
-import { buildTree } from '../../core/tree';
-import { toUser } from '../users/user.model';
-import { findUser } from '../users/users.repo';
-import type { ProfileInput } from './login-user.schemas';
+import type { Deps } from '../../deps.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { badRequest, notFound, tooMany } from '../../core/errors.ts';
+import { hit, lockedFor } from '../auth/rate-limit.ts';
+import { NAME_RULE } from '../auth/login.service.ts';
+import { assertPasswordAllowed } from '../../core/password-policy.ts';
+import { isoNow } from '../../core/time.ts';
+import { buildTree } from '../../core/tree.ts';
+import { toUser } from '../users/user.model.ts';
+import { findUser } from '../users/users.repo.ts';
+import type { ProfileInput } from './login-user.schemas.ts';
 
 export interface RouterMenu {
   id: number;

@@ -1,8 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps';
-import { isoNow } from '../../core/time';
-import { cleanupBlobs } from '../files/blob-refs';
-import { Budget, DELETE_CHUNK, RUN_BUDGET } from './budget';
+import type { Deps } from '../../deps.ts';
+import { isoNow } from '../../core/time.ts';
+import { cleanupBlobs } from '../files/blob-refs.ts';
+import { Budget, DELETE_CHUNK, RUN_BUDGET } from './budget.ts';
 
 const DAY = 86_400_000;
 

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { MenuAddRequest, MenuDeleteRequest, MenuEditRequest, MenuNodeSchema, MenuSchema } from './menus.schemas';
-import { addMenu, deleteMenus, editMenu, menuDetail, menuTree } from './menus.service';
-import { ok, okResponse } from '../../http/respond';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { MenuAddRequest, MenuDeleteRequest, MenuEditRequest, MenuNodeSchema, MenuSchema } from './menus.schemas.ts';
+import { addMenu, deleteMenus, editMenu, menuDetail, menuTree } from './menus.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Menus'];
 const notFound = { 404: errorResponse('No such menu') };

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { idSchema, idsSchema } from '../../core/pagination';
-import { PERMISSION_FORMAT } from '../../core/permissions';
+import { idSchema, idsSchema } from '../../core/pagination.ts';
+import { PERMISSION_FORMAT } from '../../core/permissions.ts';
 
 export const MENU_TYPES = ['directory', 'menu', 'button'] as const;
 

@@ -1,12 +1,12 @@
 import { sql, type Selectable } from 'kysely';
-import type { Deps } from '../../deps';
-import type { MenusTable } from '../../db/schema';
-import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
-import type { AuthUser } from '../../core/caller';
-import { isoNow } from '../../core/time';
-import { buildTree } from '../../core/tree';
-import { idList } from '../../db/id-list';
-import type { Menu, MenuAddInput, MenuEditInput, MenuNode } from './menus.schemas';
+import type { Deps } from '../../deps.ts';
+import type { MenusTable } from '../../db/schema.ts';
+import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { isoNow } from '../../core/time.ts';
+import { buildTree } from '../../core/tree.ts';
+import { idList } from '../../db/id-list.ts';
+import type { Menu, MenuAddInput, MenuEditInput, MenuNode } from './menus.schemas.ts';
 
 type MenuRow = Selectable<MenusTable>;
 

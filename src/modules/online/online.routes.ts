@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { guarded } from '../../http/guard';
-import { createRouter, jsonBody } from '../../http/router';
-import { ForceLogoutRequest, OnlinePage, OnlinePageRequest } from './online.schemas';
-import { forceLogout, pageOnline } from './online.service';
-import { ok, okResponse } from '../../http/respond';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, jsonBody } from '../../http/router.ts';
+import { ForceLogoutRequest, OnlinePage, OnlinePageRequest } from './online.schemas.ts';
+import { forceLogout, pageOnline } from './online.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Online users'];
 

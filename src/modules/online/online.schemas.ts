@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
+import { likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination.ts';
 
 export const OnlineSessionSchema = z
   .object({

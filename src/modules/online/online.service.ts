@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps';
-import { runPage, whereContains } from '../../core/pagination';
-import { isoNow } from '../../core/time';
-import type { OnlinePageInput } from './online.schemas';
+import type { Deps } from '../../deps.ts';
+import { runPage, whereContains } from '../../core/pagination.ts';
+import { isoNow } from '../../core/time.ts';
+import type { OnlinePageInput } from './online.schemas.ts';
 
 const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`u.login_name COLLATE NOCASE`, ip: 's.ip' };
 

@@ -1,11 +1,11 @@
 import { createRoute } from '@hono/zod-openapi';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { DeletedCount } from '../login-logs/login-logs.schemas';
-import { OpLogDeleteRequest, OpLogSchema, OpLogPage, OpLogPageRequest } from './op-logs.schemas';
-import { clearOpLogs, deleteOpLogs, opLogDetail, pageOpLogs } from './op-logs.service';
-import { ok, okResponse } from '../../http/respond';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { DeletedCount } from '../login-logs/login-logs.schemas.ts';
+import { OpLogDeleteRequest, OpLogSchema, OpLogPage, OpLogPageRequest } from './op-logs.schemas.ts';
+import { clearOpLogs, deleteOpLogs, opLogDetail, pageOpLogs } from './op-logs.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Operation log'];
 const deleted = okResponse('Rows deleted', DeletedCount);

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { dateRangeParams, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
+import { dateRangeParams, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination.ts';
 
 const opLogFields = {
   id: z.number().int(),

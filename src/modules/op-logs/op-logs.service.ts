@@ -1,9 +1,9 @@
 import { sql, type Selectable } from 'kysely';
-import type { Deps } from '../../deps';
-import type { OpLogTable } from '../../db/schema';
-import { notFound } from '../../core/errors';
-import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
-import type { OpLog, OpLogPageInput } from './op-logs.schemas';
+import type { Deps } from '../../deps.ts';
+import type { OpLogTable } from '../../db/schema.ts';
+import { notFound } from '../../core/errors.ts';
+import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 
 const SORT = {
   createdAt: 'created_at',

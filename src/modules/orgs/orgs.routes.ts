@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { OrgAddRequest, OrgDeleteRequest, OrgEditRequest, OrgNodeSchema, OrgSchema } from './orgs.schemas';
-import { addOrg, deleteOrgs, editOrg, orgDetail, orgTree } from './orgs.service';
-import { ok, okResponse } from '../../http/respond';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { OrgAddRequest, OrgDeleteRequest, OrgEditRequest, OrgNodeSchema, OrgSchema } from './orgs.schemas.ts';
+import { addOrg, deleteOrgs, editOrg, orgDetail, orgTree } from './orgs.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Organisations'];
 const base = '/app/sysOrg';

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { idSchema, idsSchema } from '../../core/pagination';
+import { idSchema, idsSchema } from '../../core/pagination.ts';
 
 const StatusSchema = z.enum(['enabled', 'disabled'], { message: "must be 'enabled' or 'disabled'" });
 

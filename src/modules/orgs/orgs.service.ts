@@ -1,15 +1,15 @@
 import { sql, type CompiledQuery, type RawBuilder, type Selectable } from 'kysely';
-import type { Deps } from '../../deps';
-import type { OrgsTable } from '../../db/schema';
-import type { AuthUser } from '../../core/caller';
-import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
-import { guardStatement } from '../../db/guards';
-import { isoNow } from '../../core/time';
-import { buildTree } from '../../core/tree';
-import { idList } from '../../db/id-list';
-import { accessWrite } from '../access/access-write';
-import { callerScope, orgInScope, scopeAll } from '../access/data-scope';
-import type { Org, OrgAddInput, OrgEditInput, OrgNode } from './orgs.schemas';
+import type { Deps } from '../../deps.ts';
+import type { OrgsTable } from '../../db/schema.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
+import { guardStatement } from '../../db/guards.ts';
+import { isoNow } from '../../core/time.ts';
+import { buildTree } from '../../core/tree.ts';
+import { idList } from '../../db/id-list.ts';
+import { accessWrite } from '../access/access-write.ts';
+import { callerScope, orgInScope, scopeAll } from '../access/data-scope.ts';
+import type { Org, OrgAddInput, OrgEditInput, OrgNode } from './orgs.schemas.ts';
 
 type OrgRow = Selectable<OrgsTable>;
 

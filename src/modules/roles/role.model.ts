@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Selectable } from 'kysely';
-import type { RolesTable } from '../../db/schema';
+import type { RolesTable } from '../../db/schema.ts';
 
 export const DATA_SCOPES = ['all', 'orgAndBelow', 'org', 'custom', 'self'] as const;
 export const DataScopeSchema = z

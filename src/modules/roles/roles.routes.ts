@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { idsRequest, statusRequest } from '../../core/schemas';
-import { RoleSchema } from './role.model';
-import { AddRoleRequest, EditRoleRequest, GrantDataScopeRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas';
-import * as roles from './roles.service';
-import { ok, okResponse } from '../../http/respond';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { idsRequest, statusRequest } from '../../core/schemas.ts';
+import { RoleSchema } from './role.model.ts';
+import { AddRoleRequest, EditRoleRequest, GrantDataScopeRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas.ts';
+import * as roles from './roles.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Roles'];
 const IdsRequest = idsRequest('RoleIdsRequest');

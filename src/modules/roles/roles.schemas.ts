@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
-import { StatusSchema, grantIdsSchema } from '../../core/schemas';
-import { DataScopeSchema, RoleSchema } from './role.model';
+import { idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination.ts';
+import { StatusSchema, grantIdsSchema } from '../../core/schemas.ts';
+import { DataScopeSchema, RoleSchema } from './role.model.ts';
 
 export const ROLE_CODE_FORMAT = /^[A-Za-z][A-Za-z0-9_]{1,63}$/;
 

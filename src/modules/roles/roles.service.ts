@@ -1,20 +1,20 @@
 import { sql, type CompiledQuery } from 'kysely';
-import type { Deps } from '../../deps';
-import { callerHolds, heldMenuIds } from '../access/held';
-import { badRequest, conflict, forbidden, notFound } from '../../core/errors';
-import type { AuthUser } from '../../core/caller';
-import { guardStatement } from '../../db/guards';
-import { runPage, whereContains } from '../../core/pagination';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions';
-import { isoNow } from '../../core/time';
-import { versionGuard } from '../../db/guarded-write';
-import { idList, missingIds, unknownIdsMessage } from '../../db/id-list';
-import { lastSuperAdminGuard } from '../access/super-admin';
-import { ROLE_COLUMNS, toRole } from './role.model';
-import type { AddRoleInput, EditRoleInput, GrantDataScopeInput, RolePageInput } from './roles.schemas';
-import { accessWrite } from '../access/access-write';
-import { roleAuthorityGuard } from '../access/containment';
-import type { DataScopeKind } from '../../db/schema';
+import type { Deps } from '../../deps.ts';
+import { callerHolds, heldMenuIds } from '../access/held.ts';
+import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { guardStatement } from '../../db/guards.ts';
+import { runPage, whereContains } from '../../core/pagination.ts';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import { isoNow } from '../../core/time.ts';
+import { versionGuard } from '../../db/guarded-write.ts';
+import { idList, missingIds, unknownIdsMessage } from '../../db/id-list.ts';
+import { lastSuperAdminGuard } from '../access/super-admin.ts';
+import { ROLE_COLUMNS, toRole } from './role.model.ts';
+import type { AddRoleInput, EditRoleInput, GrantDataScopeInput, RolePageInput } from './roles.schemas.ts';
+import { accessWrite } from '../access/access-write.ts';
+import { roleAuthorityGuard } from '../access/containment.ts';
+import type { DataScopeKind } from '../../db/schema.ts';
 
 function findRole(deps: Deps, id: number) {
   return deps.db.selectFrom('roles').select(ROLE_COLUMNS).where('id', '=', id).executeTakeFirst();

@@ -1,8 +1,8 @@
 import { base64url } from 'jose';
-import type { Deps } from '../../deps';
-import { assertPasswordAllowed } from '../../core/password-policy';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions';
-import { isoNow } from '../../core/time';
+import type { Deps } from '../../deps.ts';
+import { assertPasswordAllowed } from '../../core/password-policy.ts';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import { isoNow } from '../../core/time.ts';
 
 /** A random password that passes every rule: 24 characters of base64url. */
 export function generatePassword(): string {

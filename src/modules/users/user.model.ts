@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { UserRow } from '../../db/schema';
+import type { UserRow } from '../../db/schema.ts';
 
 /** The public face of a user: never the password hash. */
 export const UserSchema = z

@@ -1,11 +1,11 @@
 import { sql, type CompiledQuery } from 'kysely';
-import type { Deps } from '../../deps';
-import { idList } from '../../db/id-list';
-import { runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination';
-import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow } from './user.model';
-import type { UserPageInput } from './users.schemas';
-import type { AuthUser } from '../../core/caller';
-import { callerScope, scopeFilter, userInScope } from '../access/data-scope';
+import type { Deps } from '../../deps.ts';
+import { idList } from '../../db/id-list.ts';
+import { runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow } from './user.model.ts';
+import type { UserPageInput } from './users.schemas.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { callerScope, scopeFilter, userInScope } from '../access/data-scope.ts';
 
 const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = ?`;
 

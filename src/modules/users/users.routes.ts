@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idQuerySchema } from '../../core/pagination';
-import { guarded } from '../../http/guard';
-import { createRouter, errorResponse, jsonBody } from '../../http/router';
-import { UserSchema } from './user.model';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { UserSchema } from './user.model.ts';
 import {
   AddUserRequest,
   ChangeStatusRequest,
@@ -12,9 +12,9 @@ import {
   ResetPasswordRequest,
   UserPage,
   UserPageRequest,
-} from './users.schemas';
-import * as users from './users.service';
-import { ok, okResponse } from '../../http/respond';
+} from './users.schemas.ts';
+import * as users from './users.service.ts';
+import { ok, okResponse } from '../../http/respond.ts';
 
 const tags = ['Users'];
 const base = '/app/sysUser';

@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { dateRangeParams, idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination';
-import { PASSWORD_MAX_LENGTH } from '../../core/password-policy';
-import { StatusSchema, grantIdsSchema, idsRequest, statusRequest } from '../../core/schemas';
-import { LoginNameSchema, UserSchema, selfProfileFields } from './user.model';
+import { dateRangeParams, idSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination.ts';
+import { PASSWORD_MAX_LENGTH } from '../../core/password-policy.ts';
+import { StatusSchema, grantIdsSchema, idsRequest, statusRequest } from '../../core/schemas.ts';
+import { LoginNameSchema, UserSchema, selfProfileFields } from './user.model.ts';
 
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
 const nullableText = (max: number) => text(max).nullable().optional();

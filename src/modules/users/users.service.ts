@@ -1,23 +1,23 @@
 import { sql, type CompiledQuery } from 'kysely';
-import type { Deps } from '../../deps';
-import type { AuthUser } from '../../core/caller';
-import { badRequest, conflict, forbidden, notFound, tooMany } from '../../core/errors';
-import { assertPasswordAllowed } from '../../core/password-policy';
-import { isoNow } from '../../core/time';
-import { versionGuard } from '../../db/guarded-write';
-import { idList, missingIds, unknownIdsMessage } from '../../db/id-list';
-import { NAME_RULE } from '../auth/login.service';
-import { hit, lockedFor } from '../auth/rate-limit';
-import { assertMayGrantRoles, callerHolds, changedRoles } from '../access/held';
-import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin';
-import { toUser } from './user.model';
-import { findUser, findUserByLoginName, findUserInScope, grantStatements, revokeSessions } from './users.repo';
-import type { AddUserInput, EditUserInput } from './users.schemas';
-import { accessWrite } from '../access/access-write';
-import { userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../access/containment';
-import { orgInScope, scopeAll, userInScope } from '../access/data-scope';
+import type { Deps } from '../../deps.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { badRequest, conflict, forbidden, notFound, tooMany } from '../../core/errors.ts';
+import { assertPasswordAllowed } from '../../core/password-policy.ts';
+import { isoNow } from '../../core/time.ts';
+import { versionGuard } from '../../db/guarded-write.ts';
+import { idList, missingIds, unknownIdsMessage } from '../../db/id-list.ts';
+import { NAME_RULE } from '../auth/login.service.ts';
+import { hit, lockedFor } from '../auth/rate-limit.ts';
+import { assertMayGrantRoles, callerHolds, changedRoles } from '../access/held.ts';
+import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin.ts';
+import { toUser } from './user.model.ts';
+import { findUser, findUserByLoginName, findUserInScope, grantStatements, revokeSessions } from './users.repo.ts';
+import type { AddUserInput, EditUserInput } from './users.schemas.ts';
+import { accessWrite } from '../access/access-write.ts';
+import { userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../access/containment.ts';
+import { orgInScope, scopeAll, userInScope } from '../access/data-scope.ts';
 
-export { pageUsers } from './users.repo';
+export { pageUsers } from './users.repo.ts';
 
 /** The user, if it exists in the caller's data scope; else 404 as if it did not exist. */
 async function requireUser(deps: Deps, auth: AuthUser, id: number) {
