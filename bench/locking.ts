@@ -8,9 +8,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrate } from '../src/adapters/bun/migrate';
-import { openSqlite } from '../src/adapters/bun/sqlite';
-import { seedUsers } from './seed-logs';
+import { migrate } from '../src/adapters/bun/migrate.ts';
+import { openSqlite } from '../src/adapters/bun/sqlite.ts';
+import { seedUsers } from './seed-logs.ts';
 
 export async function run(reads = 200_000) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-locking-'));

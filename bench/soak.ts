@@ -6,7 +6,7 @@
  * after GC) and peak, and errors. At the end: RSS-floor drift (goal: flat within 5%) and p99 drift.
  */
 import { spawn } from 'node:child_process';
-import { ADMIN_PASSWORD, ensureWrk, post, rssKb, startServer, toMs } from './run';
+import { ADMIN_PASSWORD, ensureWrk, post, rssKb, startServer, toMs } from './run.ts';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 60);
 const windowMinutes = Number(process.env.SOAK_WINDOW_MINUTES ?? 5);
