@@ -29,7 +29,7 @@ export function ensureWrk() {
 export const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
   Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))?.[1] ?? 0);
 
-function toMs(v: string): number {
+export function toMs(v: string): number {
   const m = v.match(/^([\d.]+)(us|ms|s)$/);
   if (!m) return NaN;
   const n = Number(m[1]);
@@ -141,12 +141,15 @@ async function core() {
 }
 
 if (import.meta.main) {
-  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd` runs one.
+  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|locking|soak` runs one.
   const only = process.argv[2];
   if (only === 'runtimes') await (await import('./runtimes.ts')).run();
   if (!only || only === 'core') await core();
   if (!only || only === 'logs') await (await import('./logs.ts')).run();
   if (!only || only === 'scope') await (await import('./scope.ts')).run();
+  if (!only || only === 'locking') await (await import('./locking.ts')).run();
+  // Not part of the default run: it takes SOAK_MINUTES (60).
+  if (only === 'soak') await (await import('./soak.ts')).run();
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');
