@@ -65,7 +65,7 @@ type PublicUser = {
   updatedAt: string;
 };
 type InfoData = InferResponseType<Info, 200>['data'];
-export type InfoKeys = Assert<Equal<keyof InfoData, 'user' | 'roles' | 'permissions' | 'menus'>>;
+export type InfoKeys = Assert<Equal<keyof InfoData, 'user' | 'roles' | 'permissions' | 'menus' | 'org' | 'dataScope'>>;
 export type InfoUser = Assert<Equal<InfoData['user'], PublicUser>>;
 export type InfoCodes = Assert<Equal<[InfoData['roles'], InfoData['permissions']], [string[], string[]]>>;
 type MenuFields = {
@@ -129,7 +129,7 @@ export type ImageRecord = Assert<
       contentType: string;
       size: number;
       sha256: string;
-      url: string;
+      url: string | null;
       createdBy: number | null;
       createdAt: string;
       width: number;

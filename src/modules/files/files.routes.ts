@@ -4,6 +4,7 @@ import { guarded } from '../../http/guard.ts';
 import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { blobResponse, SERVED_FILE_TYPES } from './download.ts';
 import { IMAGE_CONTENT_TYPES } from './image-sniff.ts';
+import type { AuthUser } from '../../core/caller.ts';
 import {
   DownloadQuery,
   FileIdsRequest,
@@ -152,20 +153,22 @@ function makeRoutes<K extends FileKind>(kind: K) {
         body: c.req.raw.body,
         contentType: c.req.header('content-type'),
         contentLength: c.req.header('content-length'),
-        userId: c.var.auth.userId,
+        auth: c.var.auth,
         meta,
       });
       return ok(c, record);
     })
-    .openapi(pageRoute, async (c) => ok(c, await pageFiles(c.var.deps, kind, c.req.valid('json'))))
-    .openapi(detailRoute, async (c) => ok(c, await fileDetail(c.var.deps, kind, c.req.valid('query').id)))
+    .openapi(pageRoute, async (c) => ok(c, await pageFiles(c.var.deps, c.var.auth, kind, c.req.valid('json'))))
+    .openapi(detailRoute, async (c) => ok(c, await fileDetail(c.var.deps, c.var.auth, kind, c.req.valid('query').id)))
     .openapi(deleteRoute, async (c) => {
-      await deleteFiles(c.var.deps, kind, c.req.valid('json').ids);
+      await deleteFiles(c.var.deps, c.var.auth, kind, c.req.valid('json').ids);
       return ok(c, null);
     })
     .openapi(fetchRoute, async (c) => {
       const deps = c.var.deps;
-      const row = await downloadRow(deps, kind, c.req.valid('query').id);
+      // A bearer request is scoped to the caller; a signed link (no auth) was only handed to one who saw the record.
+      const auth = c.get('auth') as AuthUser | undefined;
+      const row = await downloadRow(deps, kind, c.req.valid('query').id, auth);
       return blobResponse(blobStore(deps), row, c.req.raw.headers) as never;
     });
 }

@@ -9,7 +9,11 @@ export const FileSchema = z
     contentType: z.string(),
     size: z.number().int(),
     sha256: z.string(),
-    url: z.string().openapi({ description: 'Signed, expiring link (no Authorization header needed)', example: '/app/sysFile/download?id=1&exp=1790000000&sig=…' }),
+    url: z.string().nullable().openapi({
+      description:
+        'Signed, expiring link (no Authorization header needed); null unless the caller holds sys:file:download (files) / sys:image:preview (images)',
+      example: '/app/sysFile/download?id=1&exp=1790000000&sig=…',
+    }),
     createdBy: z.number().int().nullable(),
     createdAt: z.string(),
   })

@@ -26,6 +26,14 @@ export const LoginUserInformation = z
     roles: z.array(z.string()).openapi({ description: 'Codes of the enabled roles' }),
     permissions: z.array(z.string()).openapi({ description: 'Permission codes; ["*"] for a super admin' }),
     menus: z.array(RouterMenuSchema),
+    org: z.object({ id: z.number().int(), name: z.string() }).nullable().openapi({ description: "The caller's organisation, or null" }),
+    dataScope: z
+      .object({
+        all: z.boolean().openapi({ description: 'Sees everything (a role with scope `all`, or a super admin)' }),
+        orgIds: z.array(z.number().int()).openapi({ description: 'The organisations covered (empty when `all`)' }),
+        self: z.boolean().openapi({ description: "Also the caller's own rows" }),
+      })
+      .openapi('EffectiveDataScope', { description: "The caller's effective data scope: the union over their enabled roles" }),
   })
   .openapi('LoginUserInformation');
 

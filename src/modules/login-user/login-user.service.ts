@@ -8,6 +8,7 @@ import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
 import { toUser } from '../users/user.model.ts';
 import { findUser } from '../users/users.repo.ts';
+import { callerScope } from '../access/data-scope.ts';
 import type { ProfileInput } from './login-user.schemas.ts';
 
 export interface RouterMenu {
@@ -72,11 +73,12 @@ const GRANTED_MENUS_SQL = `SELECT DISTINCT rm.menu_id AS menu_id FROM user_role 
 type MenuRow = { id: number; parent_id: number; title: string; type: string; path: string | null; component: string | null; icon: string | null; permission: string | null; sort: number; hidden: number; status: string; name: string | null; keep_alive: number };
 
 export async function loginUserInformation(deps: Deps, auth: AuthUser) {
-  const [user, roles, menus, grantedRows] = await Promise.all([
+  const [user, roles, menus, grantedRows, scope] = await Promise.all([
     loadUser(deps, auth.userId),
     deps.read<{ code: string }>(ROLE_CODES_SQL, [auth.userId]),
     deps.read<MenuRow>(ALL_MENUS_SQL, []),
     auth.isSuperAdmin ? Promise.resolve([]) : deps.read<{ menu_id: number }>(GRANTED_MENUS_SQL, [auth.userId]),
+    callerScope(deps, auth),
   ]);
   let granted: Set<number> | 'all' = 'all';
   let permissions = ['*'];
@@ -104,7 +106,10 @@ export async function loginUserInformation(deps: Deps, auth: AuthUser) {
         keepAlive: m.keep_alive === 1,
       })),
   ) as RouterMenu[];
-  return { user: toUser(user), roles: roles.map((r) => r.code), permissions, menus: tree };
+  const org = user.org_id === null ? null : { id: user.org_id, name: user.org_name ?? '' };
+  // The effective data scope: `all`, or the organisations it covers and whether it includes self.
+  const dataScope = scope.all ? { all: true, orgIds: [], self: true } : scope;
+  return { user: toUser(user), roles: roles.map((r) => r.code), permissions, menus: tree, org, dataScope };
 }
 
 export async function updateInfo(deps: Deps, auth: AuthUser, input: ProfileInput) {
