@@ -5,7 +5,7 @@
 //       holding only the route's code (GET /app/sysUser/detail?id=1)
 //   (c) GET /app/sysLoginUser/getLoginUserInformation
 // and prints requests/s, p50, p99 and the server's peak RSS of each, plus (b)/(a) and (c)/(a).
-// Also runs bench/workerd-rt/run.ts (per operation on workerd: D1 round trips, wall and CPU ms with
+// Also runs bench/scope.ts (data scope: 100k users in ~2,000 orgs, page and guarded read), bench/workerd-rt/run.ts (per operation on workerd: D1 round trips, wall and CPU ms with
 // 20 ms injected per D1 call), bench/logs.ts (1M login-log rows, 100k users: page latencies) and bench/files.ts
 // (50 MiB upload/download throughput and server RSS).
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,7 +29,7 @@ export function ensureWrk() {
 export const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
   Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))?.[1] ?? 0);
 
-function toMs(v: string): number {
+export function toMs(v: string): number {
   const m = v.match(/^([\d.]+)(us|ms|s)$/);
   if (!m) return NaN;
   const n = Number(m[1]);
@@ -110,7 +110,7 @@ export async function plainUserWith(adminToken: string, code: string, base = `ht
   };
   const menuId = find(((await tree.json()) as any).data);
   if (!menuId) throw new Error(`no menu carries ${code}`);
-  const role = await post('/app/sysRole/add', { name: 'Bench', code: 'bench' }, adminToken, base);
+  const role = await post('/app/sysRole/add', { name: 'Bench', code: 'bench', dataScope: 'all' }, adminToken, base);
   await post('/app/sysRole/grantMenu', { roleId: role.id, menuIds: [menuId] }, adminToken, base);
   await post('/app/sysUser/add', { loginName: 'bench', password: 'Bench-User-Pass-1', roleIds: [role.id] }, adminToken, base);
   return post('/auth/login', { loginName: 'bench', password: 'Bench-User-Pass-1' }, undefined, base).then((d) => d.token as string);
@@ -141,11 +141,15 @@ async function core() {
 }
 
 if (import.meta.main) {
-  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd` runs one.
+  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|locking|soak` runs one.
   const only = process.argv[2];
   if (only === 'runtimes') await (await import('./runtimes.ts')).run();
   if (!only || only === 'core') await core();
   if (!only || only === 'logs') await (await import('./logs.ts')).run();
+  if (!only || only === 'scope') await (await import('./scope.ts')).run();
+  if (!only || only === 'locking') await (await import('./locking.ts')).run();
+  // Not part of the default run: it takes SOAK_MINUTES (60).
+  if (only === 'soak') await (await import('./soak.ts')).run();
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');

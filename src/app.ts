@@ -26,6 +26,7 @@ import { orgRoutes } from './modules/orgs/orgs.routes.ts';
 import { roleRoutes } from './modules/roles/roles.routes.ts';
 import { userRoutes } from './modules/users/users.routes.ts';
 import { ok } from './http/respond.ts';
+import { buildOpenApiDocument, withServer } from './http/openapi.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
@@ -149,17 +150,10 @@ export function createApp(deps: Deps) {
     description: 'The token from POST /auth/login. Each operation lists its permission code in x-permission.',
   });
   if (config.DOCS_ENABLED) {
-    let doc: unknown;
+    let doc: ReturnType<typeof buildOpenApiDocument> | undefined;
     app.get('/openapi.json', (c) => {
-      doc ??= app.getOpenAPI31Document({
-        openapi: '3.1.0',
-        info: {
-          title: 'Edge Admin API',
-          version: '1.0.0',
-          description: 'Back-office administration backend. Every response is the envelope {status, msg, data, traceId}.',
-        },
-      });
-      return c.json(doc);
+      doc ??= buildOpenApiDocument(app, config);
+      return c.json(withServer(doc, new URL(c.req.url).origin));
     });
     // Our own page and assets (src/http/docs), never a CDN script: see page.ts.
     const asset = (body: string, type: string) => (c: Context) =>

@@ -24,11 +24,28 @@ export function createClient(baseUrl: string, getToken?: TokenSource, fetchImpl?
 
 export type Client = ReturnType<typeof createClient>;
 
-type InfoData = InferResponseType<Client['app']['sysLoginUser']['getLoginUserInformation']['$get'], 200>['data'];
-type MenuNode = InfoData['menus'][number];
+type InfoBody = InferResponseType<Client['app']['sysLoginUser']['getLoginUserInformation']['$get'], 200>;
+type InfoMenu = InfoBody['data']['menus'][number];
 
 /**
- * One node of the SPA menu tree. Hono's client types stop at recursive types (the nested
- * `children` come out as plain JSON values), so the recursion is restored here.
+ * One node of the SPA menu tree, recursive: `name` (stable route name), `path`, `component`,
+ * `title`, `icon`, `sort`, `hidden`, `keepAlive`, `children`. Hono's client types stop at recursive
+ * types (nested `children` come out as plain JSON values), so the recursion is restored here.
  */
-export type RouterMenu = Omit<MenuNode, 'children'> & { children: RouterMenu[] };
+export type MenuNode = Omit<InfoMenu, 'children'> & { children: MenuNode[] };
+/** @deprecated the old name of {@link MenuNode}. */
+export type RouterMenu = MenuNode;
+
+/** `getLoginUserInformation`'s data with the menu tree typed to the end. */
+export type LoginUserInformation = Omit<InfoBody['data'], 'menus'> & { menus: MenuNode[] };
+
+/**
+ * The data of a successful getLoginUserInformation answer, menus typed as {@link MenuNode}.
+ * Example: `const info = loginUserInformation(await res.json())` after checking `res.ok`.
+ */
+export function loginUserInformation(body: InfoBody): LoginUserInformation {
+  return body.data as LoginUserInformation; // the same JSON; only the static type is deeper
+}
+
+/** A file record (sysFile) and an image record (sysImage: the same plus width and height). */
+export type { FileRecord, ImageRecord } from './modules/files/files.schemas.ts';

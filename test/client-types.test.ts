@@ -65,7 +65,7 @@ type PublicUser = {
   updatedAt: string;
 };
 type InfoData = InferResponseType<Info, 200>['data'];
-export type InfoKeys = Assert<Equal<keyof InfoData, 'user' | 'roles' | 'permissions' | 'menus'>>;
+export type InfoKeys = Assert<Equal<keyof InfoData, 'user' | 'roles' | 'permissions' | 'menus' | 'org' | 'dataScope'>>;
 export type InfoUser = Assert<Equal<InfoData['user'], PublicUser>>;
 export type InfoCodes = Assert<Equal<[InfoData['roles'], InfoData['permissions']], [string[], string[]]>>;
 type MenuFields = {
@@ -78,6 +78,8 @@ type MenuFields = {
   icon: string | null;
   sort: number;
   hidden: boolean;
+  name: string;
+  keepAlive: boolean;
 };
 export type InfoMenu = Assert<Equal<Omit<InfoData['menus'][number], 'children'>, MenuFields>>;
 export type RouterMenuShape = Assert<Equal<Omit<RouterMenu, 'children'>, MenuFields>>;
@@ -127,7 +129,7 @@ export type ImageRecord = Assert<
       contentType: string;
       size: number;
       sha256: string;
-      url: string;
+      url: string | null;
       createdBy: number | null;
       createdAt: string;
       width: number;
@@ -174,10 +176,9 @@ describe('typed client (hc<AppType>)', () => {
     expect(users.records.map((u) => u.loginName)).toContain('admin');
     expect(users.current).toBe(1);
 
-    // Uploads are multipart: the body goes in through `init`.
-    const form = new FormData();
-    form.append('file', new File([Buffer.from(PNG_1X1, 'base64')], 'dot.png', { type: 'image/png' }));
-    const up = await client.app.sysImage.upload.$post(undefined, { init: { body: form } });
+    // Uploads are multipart, typed as `form: { file }`: hc builds the FormData.
+    const file = new File([Buffer.from(PNG_1X1, 'base64')], 'dot.png', { type: 'image/png' });
+    const up = await client.app.sysImage.upload.$post({ form: { file } });
     if (!up.ok) throw new Error(`upload failed: ${up.status} ${(await up.json()).msg}`);
     const image = (await up.json()).data;
     expect(image.url).toStartWith('/app/sysImage/preview?');

@@ -32,7 +32,7 @@ describe('getLoginUserInformation', () => {
     expect(r.data.permissions).toEqual(['*']);
     expect(r.data.menus.map((m: { title: string }) => m.title)).toEqual(['User management', 'Permission management', 'System management']);
     const users = r.data.menus[0].children[0];
-    expect(Object.keys(users).sort()).toEqual(['children', 'component', 'hidden', 'icon', 'id', 'parentId', 'path', 'sort', 'title', 'type']);
+    expect(Object.keys(users).sort()).toEqual(['children', 'component', 'hidden', 'icon', 'id', 'keepAlive', 'name', 'parentId', 'path', 'sort', 'title', 'type']);
     expect(users).toMatchObject({ title: 'Users', type: 'menu', path: '/user/list', component: 'user/UserList', hidden: false, children: [] });
   });
 

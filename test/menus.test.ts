@@ -16,7 +16,7 @@ let granted: string;
 
 const MENU_CODES = ['sys:menu:tree', 'sys:menu:detail', 'sys:menu:add', 'sys:menu:edit', 'sys:menu:delete'];
 const MENU_FIELDS = [
-  'id', 'parentId', 'title', 'type', 'path', 'component', 'icon', 'permission', 'sort', 'hidden', 'status', 'version', 'createdAt', 'updatedAt',
+  'id', 'parentId', 'title', 'type', 'path', 'component', 'icon', 'permission', 'sort', 'hidden', 'name', 'keepAlive', 'status', 'version', 'createdAt', 'updatedAt',
 ].sort();
 
 // One body per runtime (bun:sqlite, and a real D1 in workerd), the way Kysely runs its tests per dialect.
@@ -395,6 +395,59 @@ function suite() {
       expect(await statusOf(deleteMenus(deps, [p.id]))).toBe(400);
       expect(await row(p.id)).not.toBeNull();
       expect(await t.row('SELECT count(*) AS n FROM role_menu WHERE menu_id = ?', p.id)).toEqual({ n: 1 });
+    });
+  });
+
+  describe('route names and keepAlive for SPA routers (migration 0008)', () => {
+    test('seeded directories and menus carry stable names; buttons none', async () => {
+      const r = await t.call('GET', '/app/sysMenu/tree', { token: admin });
+      const names: Record<string, string | null> = {};
+      const walk = (nodes: any[]) => nodes.forEach((n) => ((names[n.title] = n.name), walk(n.children)));
+      walk(r.data);
+      expect(names).toMatchObject({ 'User management': 'UserManagement', Users: 'Users', Roles: 'Roles', 'Operation log': 'OperationLog', 'Users: add': null });
+      const info = await t.call('GET', '/app/sysLoginUser/getLoginUserInformation', { token: admin });
+      const userDir = info.data.menus.find((m: any) => m.id === 1);
+      expect(userDir).toMatchObject({ name: 'UserManagement', keepAlive: false });
+      expect(userDir.children[0]).toMatchObject({ name: 'Users', title: 'Users', path: '/user/list' });
+    });
+
+    test('add and edit take a name and keepAlive; a title change keeps the name', async () => {
+      const a = await add({ title: 'Reports', type: 'menu', path: '/reports', name: 'Reports', keepAlive: true });
+      expect(a.status).toBe(200);
+      expect(a.data).toMatchObject({ name: 'Reports', keepAlive: true });
+      const e = await edit({ id: a.data.id, version: a.data.version, title: 'Monthly reports' });
+      expect(e.data).toMatchObject({ name: 'Reports', keepAlive: true, title: 'Monthly reports' });
+      expect(await row(a.data.id)).toMatchObject({ name: 'Reports', keep_alive: 1 });
+    });
+
+    test('without a name a menu is called Menu<id>; that name is reserved for it', async () => {
+      const a = await add({ title: 'Unnamed', type: 'menu', path: '/unnamed' });
+      expect(a.data.name).toBe(`Menu${a.data.id}`);
+      expect((await row(a.data.id))!.name).toBeNull();
+      const other = await add({ title: 'Thief', type: 'menu', name: `menu${a.data.id}` });
+      expect(other.status).toBe(400);
+      expect(other.json.msg).toContain('name:');
+      const own = await edit({ id: a.data.id, version: a.data.version, name: `Menu${a.data.id}` });
+      expect(own.status).toBe(200);
+    });
+
+    test('names are unique case-insensitively: 409 naming the field, nothing written', async () => {
+      const before = await t.count('menus');
+      const dup = await add({ title: 'Users again', type: 'menu', name: 'USERS' });
+      expect(dup.status).toBe(409);
+      expect(dup.json.msg).toContain("name: 'USERS'");
+      expect(await t.count('menus')).toBe(before);
+      const m = await add({ title: 'Spare', type: 'menu', name: 'Spare' });
+      const clash = await edit({ id: m.data.id, version: m.data.version, name: 'roles' });
+      expect(clash.status).toBe(409);
+      expect((await row(m.data.id))!.name).toBe('Spare');
+    });
+
+    test('a name must suit a router: letters, digits, _ and -', async () => {
+      for (const name of ['1abc', 'has space', 'x'.repeat(65), 'a/b']) {
+        const r = await add({ title: 'Bad', type: 'menu', name });
+        expect({ name, status: r.status }).toEqual({ name, status: 400 });
+      }
     });
   });
 }

@@ -29,7 +29,8 @@ describe('auth table', () => {
   });
 
   test('forceLogout: no token 401, no code 403 (the session stays), granted 200', async () => {
-    const victim = await t.login();
+    // A plain user's session (a super admin's is for super admins only: see data-scope-rows.test.ts).
+    const victim = (await userWithCodes(t, [], 'victim')).token;
     const id = sessionOf(victim);
     const op = {
       code: 'sys:online:forceLogout',

@@ -157,14 +157,22 @@ export const idsSchema = z
   .max(100, 'must contain at most 100 ids')
   .transform((ids) => [...new Set(ids)]);
 
-/** `?id=` query parameter: digits only, a positive safe integer. */
+/**
+ * `?id=` query parameter: digits only, a positive safe integer. Typed to accept a number too, so a
+ * typed client (hc) can pass `{ id: 5 }`; on the wire it is always the decimal string.
+ */
 export const idQuerySchema = z.strictObject({
   id: z
-    .string()
-    .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer')
-    .transform(Number)
-    .refine((n) => Number.isSafeInteger(n), 'is too large')
-    .openapi({ param: { name: 'id', in: 'query' }, example: '1', type: 'integer' }),
+    .union([z.string(), z.number()])
+    .transform(String)
+    .pipe(
+      z
+        .string()
+        .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer')
+        .transform(Number)
+        .refine((n) => Number.isSafeInteger(n), 'is too large'),
+    )
+    .openapi({ param: { name: 'id', in: 'query' }, example: 42, type: 'integer', minimum: 1 }),
 });
 
 /** Above every character, so `[text, text + PREFIX_END)` holds exactly the strings starting with text. */

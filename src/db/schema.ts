@@ -88,6 +88,9 @@ export interface MenusTable {
   version: Generated<number>;
   created_at: string;
   updated_at: string;
+  /** Route name for SPA routers (migration 0008); null: the API shows `Menu<id>`. */
+  name: string | null;
+  keep_alive: Generated<number>;
 }
 
 export interface SessionsTable {

@@ -107,7 +107,8 @@ function sqlOn(file: () => string): Target['sql'] {
   };
 }
 
-async function localServer(runtime: ServerRuntime, dir: string, captcha: boolean): Promise<Target> {
+/** One server of `runtime` on a free port with its data under `dir`; `env` adds or overrides variables. */
+export async function localServer(runtime: ServerRuntime, dir: string, captcha: boolean, env: Record<string, string> = {}): Promise<Target> {
   const port = await freePort();
   const dbPath = join(dir, 'admin.db');
   const [cmd, ...args] = serverCommand(runtime);
@@ -122,11 +123,15 @@ async function localServer(runtime: ServerRuntime, dir: string, captcha: boolean
     ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,
     CAPTCHA_ENABLED: String(captcha),
     LOG_REQUESTS: 'false',
+    ...env,
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitReady(baseUrl, child, output, 20_000);
   return { baseUrl, sql: sqlOn(() => dbPath), stop: () => killTree(child), output };
 }
+
+/** One `bun src/entry/bun.ts` (see localServer). */
+export const bunServer = (dir: string, captcha: boolean, env: Record<string, string> = {}) => localServer('bun', dir, captcha, env);
 
 /**
  * Two servers of one runtime (`src/entry/<runtime>.ts`, started as `npm run start:<runtime>` would)

@@ -28,6 +28,9 @@ const SAFE_FILE_TYPES = new Set([
   'application/vnd.openxmlformats-officedocument.presentationml.presentation',
 ]);
 
+/** Every media type a download can be served with (for the OpenAPI document). */
+export const SERVED_FILE_TYPES = [...SAFE_FILE_TYPES, 'application/octet-stream'];
+
 export function servedContentType(row: FileRow): string {
   if (row.kind === 'image') return row.content_type;
   return SAFE_FILE_TYPES.has(row.content_type) ? row.content_type : 'application/octet-stream';

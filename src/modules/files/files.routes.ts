@@ -2,7 +2,9 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { idQuerySchema } from '../../core/pagination.ts';
 import { guarded } from '../../http/guard.ts';
 import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
-import { blobResponse } from './download.ts';
+import { blobResponse, SERVED_FILE_TYPES } from './download.ts';
+import { IMAGE_CONTENT_TYPES } from './image-sniff.ts';
+import type { AuthUser } from '../../core/caller.ts';
 import {
   DownloadQuery,
   FileIdsRequest,
@@ -20,6 +22,8 @@ import { ok, okResponse } from '../../http/respond.ts';
 const notFound = { 404: errorResponse('No such record') };
 
 const binary = z.string().openapi({ type: 'string', format: 'binary' });
+/** The same binary body under each media type the content can be served with. */
+const binaryContent = (types: readonly string[]) => Object.fromEntries(types.map((t) => [t, { schema: binary }]));
 
 const SPEC = {
   file: {
@@ -29,7 +33,7 @@ const SPEC = {
     pageRequest: FilePageRequest,
     page: FilePage,
     limit: '50 MiB',
-    media: 'application/octet-stream',
+    media: SERVED_FILE_TYPES,
     fetchCode: 'sys:file:download',
     fetchSummary: 'Download a file (attachment; ETag/304, single byte ranges; bearer token or signed link)',
   },
@@ -40,7 +44,7 @@ const SPEC = {
     pageRequest: ImagePageRequest,
     page: ImagePage,
     limit: '10 MiB',
-    media: 'image/*',
+    media: Object.values(IMAGE_CONTENT_TYPES),
     fetchCode: 'sys:image:preview',
     fetchSummary: 'Show an image (inline; ETag/304, single byte ranges; bearer token or signed link)',
   },
@@ -123,8 +127,8 @@ function makeRoutes<K extends FileKind>(kind: K) {
         'Also reachable without a token through the signed `url` of the record (`exp` and `sig` query parameters, bound to this action, id and expiry); a tampered or expired link is 401. Not an envelope on success.',
       request: { query: DownloadQuery },
       responses: {
-        200: { description: 'The content (not an envelope)', content: { [s.media]: { schema: binary } } },
-        206: { description: 'The requested byte range (not an envelope)', content: { [s.media]: { schema: binary } } },
+        200: { description: 'The content (not an envelope)', content: binaryContent(s.media) },
+        206: { description: 'The requested byte range (not an envelope)', content: binaryContent(s.media) },
         304: { description: 'Not modified (If-None-Match matched the ETag)' },
         ...notFound,
         416: errorResponse('Range not satisfiable'),
@@ -149,20 +153,22 @@ function makeRoutes<K extends FileKind>(kind: K) {
         body: c.req.raw.body,
         contentType: c.req.header('content-type'),
         contentLength: c.req.header('content-length'),
-        userId: c.var.auth.userId,
+        auth: c.var.auth,
         meta,
       });
       return ok(c, record);
     })
-    .openapi(pageRoute, async (c) => ok(c, await pageFiles(c.var.deps, kind, c.req.valid('json'))))
-    .openapi(detailRoute, async (c) => ok(c, await fileDetail(c.var.deps, kind, c.req.valid('query').id)))
+    .openapi(pageRoute, async (c) => ok(c, await pageFiles(c.var.deps, c.var.auth, kind, c.req.valid('json'))))
+    .openapi(detailRoute, async (c) => ok(c, await fileDetail(c.var.deps, c.var.auth, kind, c.req.valid('query').id)))
     .openapi(deleteRoute, async (c) => {
-      await deleteFiles(c.var.deps, kind, c.req.valid('json').ids);
+      await deleteFiles(c.var.deps, c.var.auth, kind, c.req.valid('json').ids);
       return ok(c, null);
     })
     .openapi(fetchRoute, async (c) => {
       const deps = c.var.deps;
-      const row = await downloadRow(deps, kind, c.req.valid('query').id);
+      // A bearer request is scoped to the caller; a signed link (no auth) was only handed to one who saw the record.
+      const auth = c.get('auth') as AuthUser | undefined;
+      const row = await downloadRow(deps, kind, c.req.valid('query').id, auth);
       return blobResponse(blobStore(deps), row, c.req.raw.headers) as never;
     });
 }

@@ -9,13 +9,22 @@ export const FileSchema = z
     contentType: z.string(),
     size: z.number().int(),
     sha256: z.string(),
-    url: z.string().openapi({ description: 'Signed, expiring link (no Authorization header needed)', example: '/app/sysFile/download?id=1&exp=1790000000&sig=…' }),
+    url: z.string().nullable().openapi({
+      description:
+        'Signed, expiring link (no Authorization header needed); null unless the caller holds sys:file:download (files) / sys:image:preview (images)',
+      example: '/app/sysFile/download?id=1&exp=1790000000&sig=…',
+    }),
     createdBy: z.number().int().nullable(),
     createdAt: z.string(),
   })
   .openapi('SysFile');
 
 export const ImageSchema = FileSchema.extend({ width: z.number().int(), height: z.number().int() }).openapi('SysImage');
+
+export type FileRecord = z.infer<typeof FileSchema>;
+export type ImageRecord = z.infer<typeof ImageSchema>;
+/** The record type of each kind, so typed clients see a file as a file and an image as an image. */
+export type RecordOf<K extends 'file' | 'image'> = K extends 'image' ? ImageRecord : FileRecord;
 
 const FilePageParams = z
   .strictObject({
@@ -49,19 +58,24 @@ export const DownloadQuery = idQuerySchema.extend({
   sig: z.string().max(64).optional().openapi({ param: { name: 'sig', in: 'query' }, description: 'Signed link: HMAC signature' }),
 });
 
+/** The multipart form as typed clients see it: `{ file: File | Blob }` (hc: `$post({ form: { file } })`). */
+type UploadForm = z.ZodObject<{ file: z.ZodType<File | Blob, File | Blob> }>;
+
 /**
- * The multipart body, for the OpenAPI document only. A plain schema object (not zod) on purpose:
- * zod-openapi would otherwise install a form validator that buffers the whole body.
+ * The multipart body, for the OpenAPI document. A plain schema object (not zod) on purpose:
+ * zod-openapi would otherwise install a form validator that buffers the whole body. Its static type
+ * names the zod form above, so hc<AppType> types the upload body; nothing at run time reads it.
  */
-export const uploadBody = (maxBytesText: string) => ({
-  required: true,
-  content: {
-    'multipart/form-data': {
-      schema: {
-        type: 'object' as const,
-        required: ['file'],
-        properties: { file: { type: 'string' as const, format: 'binary', description: `The file (at most ${maxBytesText} by default)` } },
+export const uploadBody = (maxBytesText: string) =>
+  ({
+    required: true,
+    content: {
+      'multipart/form-data': {
+        schema: {
+          type: 'object' as const,
+          required: ['file'],
+          properties: { file: { type: 'string' as const, format: 'binary', description: `The file (at most ${maxBytesText} by default)` } },
+        },
       },
     },
-  },
-});
+  }) as unknown as { required: true; content: { 'multipart/form-data': { schema: UploadForm } } };

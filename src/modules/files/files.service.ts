@@ -14,6 +14,9 @@ import { inspectStream } from './inspect-stream.ts';
 import { openFilePart } from './multipart-file.ts';
 import { signedQuery, type LinkAction } from '../../core/signed-links.ts';
 import { idList } from '../../db/id-list.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { callerHolds } from '../access/held.ts';
+import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
 
 export type FileKind = 'file' | 'image';
 export type FileRow = Selectable<FilesTable>;
@@ -45,9 +48,16 @@ export function normalizeContentType(declared: string | undefined): string {
   return /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$/.test(t) ? t : 'application/octet-stream';
 }
 
-async function toRecord(deps: Deps, row: FileRow) {
+/**
+ * The record as the API shows it. `url` is a signed link only when `canLink` (the caller holds the
+ * kind's download/preview code and sees the record): a link is as good as the code, so a reader
+ * with only sys:file:page gets `url: null`.
+ */
+async function toRecord(deps: Deps, row: FileRow, canLink: boolean) {
   const { module, action } = KIND[row.kind];
-  const query = await signedQuery(await deps.keys.links(), action, row.id, deps.config.LINK_TTL_SECONDS, Math.floor(deps.clock.now() / 1000));
+  const query = canLink
+    ? await signedQuery(await deps.keys.links(), action, row.id, deps.config.LINK_TTL_SECONDS, Math.floor(deps.clock.now() / 1000))
+    : undefined;
   const base = {
     id: row.id,
     name: row.name,
@@ -55,7 +65,7 @@ async function toRecord(deps: Deps, row: FileRow) {
     contentType: row.content_type,
     size: row.size,
     sha256: row.sha256,
-    url: `/app/${module}/${action}?${query}`,
+    url: query === undefined ? null : `/app/${module}/${action}?${query}`,
     createdBy: row.created_by,
     createdAt: row.created_at,
   };
@@ -67,7 +77,8 @@ export interface UploadInput {
   body: ReadableStream<Uint8Array> | null;
   contentType: string | undefined;
   contentLength: string | undefined;
-  userId: number;
+  /** The uploader. */
+  auth: AuthUser;
   /** Filled in as facts become known (name, declared type, size), for the op log — failures too. */
   meta: Record<string, unknown>;
 }
@@ -83,7 +94,7 @@ const notAnImage = () => unsupported('file: only PNG, JPEG, GIF and WebP images 
  */
 export async function uploadFile(deps: Deps, input: UploadInput) {
   const store = blobStore(deps);
-  const { kind, meta } = input;
+  const { kind, meta, auth } = input;
   const limit = kind === 'image' ? deps.config.MAX_IMAGE_BYTES : deps.config.MAX_UPLOAD_BYTES;
   const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `file: must be at most ${mib(limit)}`);
   const declaredLength = Number(input.contentLength ?? NaN);
@@ -162,7 +173,7 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
             sha256: facts.sha256,
             width: dims?.width ?? null,
             height: dims?.height ?? null,
-            created_by: input.userId,
+            created_by: auth.userId,
             created_at: now,
           })
           .returningAll()
@@ -171,7 +182,9 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
       return inserted!.rows[0] as FileRow;
     });
     meta.id = row.id;
-    return toRecord(deps, row);
+    // The uploader gets a link if they hold the code and see their own upload (their scope covers self).
+    const visible = auth.isSuperAdmin || (await findRow(deps, kind, row.id, auth).then(() => true, () => false));
+    return toRecord(deps, row, visible && (await mayLink(deps, auth, kind)));
   } finally {
     await staged.discard();
   }
@@ -184,22 +197,40 @@ async function checkFreeSpace(deps: Deps, bytes: number) {
   if ((await deps.storage.freeBytes()) - bytes < floor) throw storageFull('Storage is full: the upload was not saved');
 }
 
-async function findRow(deps: Deps, kind: FileKind, id: number): Promise<FileRow> {
-  const row = await deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind).executeTakeFirst();
+/** Whether the caller may be handed signed links of this kind (holds sys:file:download / sys:image:preview). */
+function mayLink(deps: Deps, auth: AuthUser, kind: FileKind) {
+  return callerHolds(deps, auth, kind === 'image' ? 'sys:image:preview' : 'sys:file:download');
+}
+
+/**
+ * One record of `kind`; with `auth`, only if its uploader is in the caller's data scope (404 as
+ * if it did not exist otherwise). Without: a request that came with a valid signed link.
+ */
+async function findRow(deps: Deps, kind: FileKind, id: number, auth?: AuthUser): Promise<FileRow> {
+  let q = deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind);
+  if (auth && !auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('files.created_by')));
+  const row = await q.executeTakeFirst();
   if (!row) throw notFound(kind === 'image' ? 'Image not found' : 'File not found');
   return row;
 }
 
-export async function fileDetail(deps: Deps, kind: FileKind, id: number) {
-  return toRecord(deps, await findRow(deps, kind, id));
+export async function fileDetail(deps: Deps, auth: AuthUser, kind: FileKind, id: number) {
+  const row = await findRow(deps, kind, id, auth);
+  return toRecord(deps, row, await mayLink(deps, auth, kind));
 }
 
-/** The record a download or preview serves (404 for an unknown id or one of the other kind). */
-export const downloadRow = findRow;
+/**
+ * The record a download or preview serves (404 for an unknown id, one of the other kind, or, for a
+ * bearer-token request, one outside the caller's data scope). `auth` is absent for a signed link.
+ */
+export const downloadRow = (deps: Deps, kind: FileKind, id: number, auth: AuthUser | undefined) => findRow(deps, kind, id, auth);
 
-export async function pageFiles(deps: Deps, kind: FileKind, req: FilePageInput) {
+export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req: FilePageInput) {
   const p = req.params;
   let filtered = deps.db.selectFrom('files').where('kind', '=', kind);
+  // Files and images are scoped by their uploader; rows of unknown uploaders only under `all`.
+  const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('files.created_by'));
+  if (scope) filtered = filtered.where(scope);
   filtered = whereContains(filtered, 'name', p.name);
   filtered = whereContains(filtered, 'content_type', p.contentType);
   if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
@@ -213,7 +244,8 @@ export async function pageFiles(deps: Deps, kind: FileKind, req: FilePageInput) 
     idColumn: 'id',
     map: (row) => row as FileRow,
   });
-  return { ...page, records: await Promise.all(page.records.map((row) => toRecord(deps, row))) };
+  const canLink = await mayLink(deps, auth, kind);
+  return { ...page, records: await Promise.all(page.records.map((row) => toRecord(deps, row, canLink))) };
 }
 
 /**
@@ -222,15 +254,17 @@ export async function pageFiles(deps: Deps, kind: FileKind, req: FilePageInput) 
  * a blob left at zero is only marked (`unreferenced_at`): its content stays until the sweep
  * (cleanupBlobs) removes it after the grace period, so backups stay consistent.
  */
-export async function deleteFiles(deps: Deps, kind: FileKind, ids: number[]) {
+export async function deleteFiles(deps: Deps, auth: AuthUser, kind: FileKind, ids: number[]) {
   const { db } = deps;
+  // Records outside the caller's data scope are skipped like unknown ids.
+  const inScope = auth.isSuperAdmin ? sql<boolean>`1` : rowOfUserInScope(auth.userId, sql.ref('files.created_by'));
   // Lists are bound as one JSON parameter each: 100 ids plus `kind` would exceed D1's 100.
-  const rows = await db.selectFrom('files').select(['id', 'sha256']).where('kind', '=', kind).where('id', 'in', idList(ids)).execute();
+  const rows = await db.selectFrom('files').select(['id', 'sha256']).where('kind', '=', kind).where('id', 'in', idList(ids)).where(inScope).execute();
   if (!rows.length) return { deleted: 0 };
   const shas = sql<string>`(SELECT value FROM json_each(${JSON.stringify([...new Set(rows.map((r) => r.sha256))])}))`;
   const remaining = sql<number>`(SELECT count(*) FROM files WHERE files.sha256 = blobs.sha256)`;
   const [deletedFiles] = await deps.atomic([
-    db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', idList(rows.map((r) => r.id))).compile(),
+    db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', idList(rows.map((r) => r.id))).where(inScope).compile(),
     db
       .updateTable('blobs')
       .set({

@@ -11,7 +11,8 @@
 
 export type ImageKind = 'png' | 'jpeg' | 'gif' | 'webp';
 
-const CONTENT_TYPES: Record<ImageKind, string> = {
+/** The media types images are stored and served with. */
+export const IMAGE_CONTENT_TYPES: Record<ImageKind, string> = {
   png: 'image/png',
   jpeg: 'image/jpeg',
   gif: 'image/gif',
@@ -64,7 +65,7 @@ export function sniffImage(head: Uint8Array): { kind: ImageKind; contentType: st
   else if (startsWith(head, [0xff, 0xd8, 0xff])) kind = 'jpeg';
   else if (ascii(head, 0, 'GIF87a') || ascii(head, 0, 'GIF89a')) kind = 'gif';
   else if (ascii(head, 0, 'RIFF') && ascii(head, 8, 'WEBP')) kind = 'webp';
-  return kind ? { kind, contentType: CONTENT_TYPES[kind] } : null;
+  return kind ? { kind, contentType: IMAGE_CONTENT_TYPES[kind] } : null;
 }
 
 type Dimensions = { width: number; height: number };

@@ -46,8 +46,8 @@ const clearRoute = guarded(
 );
 
 export const loginLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await pageLoginLogs(c.var.deps, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await pageLoginLogs(c.var.deps, c.var.auth, c.req.valid('json'))))
   .openapi(deleteRoute, async (c) =>
-    ok(c, { deleted: await deleteLoginLogs(c.var.deps, c.req.valid('json').ids) }),
+    ok(c, { deleted: await deleteLoginLogs(c.var.deps, c.var.auth, c.req.valid('json').ids) }),
   )
-  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearLoginLogs(c.var.deps) }));
+  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearLoginLogs(c.var.deps, c.var.auth) }));

@@ -2,6 +2,9 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { idList } from '../../db/id-list.ts';
+import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
@@ -29,8 +32,10 @@ async function isBroad(deps: Deps, column: 'login_name' | 'ip', text: string, no
  * walking created_at and filtering, so the page query then hides the prefix from the planner;
  * the count keeps using the prefix index either way.
  */
-export async function pageLoginLogs(deps: Deps, req: LoginLogPageInput) {
+export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPageInput) {
   const p = req.params;
+  // Rows concern the user logging in; rows with no known user only under scope `all`.
+  const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));
   const byTime = (req.sortField ?? 'createdAt') === 'createdAt';
   const prefixes = [
     ['login_name', p.loginName, true],
@@ -46,6 +51,7 @@ export async function pageLoginLogs(deps: Deps, req: LoginLogPageInput) {
     let qb = deps.db.selectFrom('login_log');
     for (const [column, text, nocase] of prefixes) qb = whereStartsWith(qb, column, text, { nocase, unindexed });
     if (p.status) qb = qb.where('status', '=', p.status);
+    if (scope) qb = qb.where(scope);
     return whereCreatedBetween(qb, 'created_at', p);
   };
   return runPage(req, {
@@ -74,13 +80,22 @@ export async function pageLoginLogs(deps: Deps, req: LoginLogPageInput) {
   });
 }
 
-/** Deletes the given rows; ids that no longer exist are skipped (retention may have removed them). */
-export async function deleteLoginLogs(deps: Deps, ids: number[]): Promise<number> {
-  const r = await deps.db.deleteFrom('login_log').where('id', 'in', ids).executeTakeFirst();
+/**
+ * Deletes the given rows; ids that no longer exist, or whose rows are outside the caller's data
+ * scope, are skipped alike (retention may have removed them meanwhile).
+ */
+export async function deleteLoginLogs(deps: Deps, auth: AuthUser, ids: number[]): Promise<number> {
+  let q = deps.db.deleteFrom('login_log').where('id', 'in', idList(ids));
+  if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('login_log.user_id')));
+  const r = await q.executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 
-export async function clearLoginLogs(deps: Deps): Promise<number> {
-  const r = await deps.db.deleteFrom('login_log').executeTakeFirst();
+/** Deletes every row in the caller's data scope (everything for scope `all`). */
+export async function clearLoginLogs(deps: Deps, auth: AuthUser): Promise<number> {
+  const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));
+  let q = deps.db.deleteFrom('login_log');
+  if (scope) q = q.where(scope);
+  const r = await q.executeTakeFirst();
   return Number(r.numDeletedRows);
 }

@@ -8,6 +8,7 @@ import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
 import { toUser } from '../users/user.model.ts';
 import { findUser } from '../users/users.repo.ts';
+import { callerScope } from '../access/data-scope.ts';
 import type { ProfileInput } from './login-user.schemas.ts';
 
 export interface RouterMenu {
@@ -20,6 +21,9 @@ export interface RouterMenu {
   icon: string | null;
   sort: number;
   hidden: boolean;
+  /** Stable route name (unique): the menu's own, or `Menu<id>`. */
+  name: string;
+  keepAlive: boolean;
   children: RouterMenu[];
 }
 
@@ -60,20 +64,21 @@ function visibleMenus(
  */
 const ROLE_CODES_SQL = `SELECT r.code AS code FROM user_role ur JOIN roles r ON r.id = ur.role_id
   WHERE ur.user_id = +? AND r.status = 'enabled' ORDER BY r.sort, r.id`;
-const ALL_MENUS_SQL = `SELECT id, parent_id, title, type, path, component, icon, permission, sort, hidden, status
+const ALL_MENUS_SQL = `SELECT id, parent_id, title, type, path, component, icon, permission, sort, hidden, status, name, keep_alive
   FROM menus ORDER BY sort, id`;
 const GRANTED_MENUS_SQL = `SELECT DISTINCT rm.menu_id AS menu_id FROM user_role ur
   JOIN roles r ON r.id = ur.role_id AND r.status = 'enabled' JOIN role_menu rm ON rm.role_id = r.id
   WHERE ur.user_id = +?`;
 
-type MenuRow = { id: number; parent_id: number; title: string; type: string; path: string | null; component: string | null; icon: string | null; permission: string | null; sort: number; hidden: number; status: string };
+type MenuRow = { id: number; parent_id: number; title: string; type: string; path: string | null; component: string | null; icon: string | null; permission: string | null; sort: number; hidden: number; status: string; name: string | null; keep_alive: number };
 
 export async function loginUserInformation(deps: Deps, auth: AuthUser) {
-  const [user, roles, menus, grantedRows] = await Promise.all([
+  const [user, roles, menus, grantedRows, scope] = await Promise.all([
     loadUser(deps, auth.userId),
     deps.read<{ code: string }>(ROLE_CODES_SQL, [auth.userId]),
     deps.read<MenuRow>(ALL_MENUS_SQL, []),
     auth.isSuperAdmin ? Promise.resolve([]) : deps.read<{ menu_id: number }>(GRANTED_MENUS_SQL, [auth.userId]),
+    callerScope(deps, auth),
   ]);
   let granted: Set<number> | 'all' = 'all';
   let permissions = ['*'];
@@ -97,9 +102,14 @@ export async function loginUserInformation(deps: Deps, auth: AuthUser) {
         icon: m.icon,
         sort: m.sort,
         hidden: m.hidden === 1,
+        name: m.name ?? `Menu${m.id}`,
+        keepAlive: m.keep_alive === 1,
       })),
   ) as RouterMenu[];
-  return { user: toUser(user), roles: roles.map((r) => r.code), permissions, menus: tree };
+  const org = user.org_id === null ? null : { id: user.org_id, name: user.org_name ?? '' };
+  // The effective data scope: `all`, or the organisations it covers and whether it includes self.
+  const dataScope = scope.all ? { all: true, orgIds: [], self: true } : scope;
+  return { user: toUser(user), roles: roles.map((r) => r.code), permissions, menus: tree, org, dataScope };
 }
 
 export async function updateInfo(deps: Deps, auth: AuthUser, input: ProfileInput) {

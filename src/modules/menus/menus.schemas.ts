@@ -3,6 +3,8 @@ import { idSchema, idsSchema } from '../../core/pagination.ts';
 import { PERMISSION_FORMAT } from '../../core/permissions.ts';
 
 export const MENU_TYPES = ['directory', 'menu', 'button'] as const;
+/** A route name vue-router and the admin templates accept as-is. */
+export const MENU_NAME_FORMAT = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 export const MenuSchema = z
   .object({
@@ -16,6 +18,8 @@ export const MenuSchema = z
     permission: z.string().nullable().openapi({ description: 'module:resource:action, e.g. sys:user:add' }),
     sort: z.number().int(),
     hidden: z.boolean(),
+    name: z.string().nullable().openapi({ description: 'Stable route name for SPA routers, unique; `Menu<id>` when none was given; null for buttons without one', example: 'Users' }),
+    keepAlive: z.boolean().openapi({ description: 'Route meta: keep the page alive (cached) when navigating away' }),
     status: z.enum(['enabled', 'disabled']),
     version: z.number().int(),
     createdAt: z.string(),
@@ -53,6 +57,13 @@ const menuFields = {
     .openapi({ description: 'module:resource:action; required for a button' }),
   sort: z.number({ message: 'must be a number' }).int('must be an integer').min(-1_000_000).max(1_000_000),
   hidden: z.boolean({ message: 'must be true or false' }),
+  name: z
+    .string()
+    .trim()
+    .regex(MENU_NAME_FORMAT, 'must start with a letter and hold only letters, digits, _ and - (at most 64)')
+    .nullable()
+    .openapi({ description: 'Route name, unique case-insensitively (409 if taken); null or omitted: `Menu<id>`', example: 'Reports' }),
+  keepAlive: z.boolean({ message: 'must be true or false' }),
   status: z.enum(['enabled', 'disabled'], { message: 'must be enabled or disabled' }),
 };
 

@@ -7,13 +7,19 @@ import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
 import { idList } from '../../db/id-list.ts';
 import type { Menu, MenuAddInput, MenuEditInput, MenuNode } from './menus.schemas.ts';
+import { isUniqueViolation } from '../../db/guards.ts';
 
 type MenuRow = Selectable<MenusTable>;
 
 const COLUMNS = [
   'id', 'parent_id', 'title', 'type', 'path', 'component', 'icon', 'permission',
-  'sort', 'hidden', 'status', 'version', 'created_at', 'updated_at',
+  'sort', 'hidden', 'status', 'version', 'created_at', 'updated_at', 'name', 'keep_alive',
 ] as const;
+
+/** The route name shown for a menu: its own, or `Menu<id>` for a directory or menu without one. */
+export const routeName = (r: { id: number; type: string; name: string | null }) => r.name ?? (r.type === 'button' ? null : `Menu${r.id}`);
+
+const nameTaken = (name: string) => `name: '${name}' is already the route name of another menu`;
 
 function toMenu(r: MenuRow): Menu {
   return {
@@ -27,6 +33,8 @@ function toMenu(r: MenuRow): Menu {
     permission: r.permission,
     sort: r.sort,
     hidden: r.hidden === 1,
+    name: routeName(r),
+    keepAlive: r.keep_alive === 1,
     status: r.status,
     version: r.version,
     createdAt: r.created_at,
@@ -45,6 +53,8 @@ interface MenuValues {
   permission: string | null;
   sort: number;
   hidden: boolean;
+  name: string | null;
+  keepAlive: boolean;
   status: Menu['status'];
 }
 
@@ -62,6 +72,12 @@ const notAncestor = (id: number, parentId: number) =>
   sql<boolean>`NOT EXISTS (WITH RECURSIVE anc(mid) AS (SELECT ${parentId} UNION SELECT m.parent_id FROM menus m JOIN anc ON m.id = anc.mid WHERE m.parent_id <> 0) SELECT 1 FROM anc WHERE anc.mid = ${id})`;
 
 const noChildren = (id: number) => sql<boolean>`NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id = ${id})`;
+
+/** A taken route name (unique index menus_name) is a 409 naming it; anything else rethrows. */
+const uniqueName = (name: string | null) => (err: unknown): never => {
+  if (name !== null && isUniqueViolation(err)) throw conflict(nameTaken(name));
+  throw err;
+};
 
 async function loadRow(deps: Deps, id: number) {
   return deps.db.selectFrom('menus').select(COLUMNS).where('id', '=', id).executeTakeFirst();
@@ -81,6 +97,9 @@ export async function menuDetail(deps: Deps, id: number): Promise<Menu> {
 /** Rules on the record as it would be stored; each failure names its field. */
 async function assertValid(deps: Deps, v: MenuValues, self?: { id: number; type: Menu['type']; parentId: number }) {
   if (v.type === 'button' && !v.permission) throw badRequest('permission: is required for a button (buttons exist to carry a code)');
+  // `Menu<id>` is what an unnamed menu is called; only that menu may store it.
+  const reserved = v.name ? /^menu(\d+)$/i.exec(v.name) : null;
+  if (reserved && Number(reserved[1]) !== self?.id) throw badRequest(`name: ${v.name} is reserved for the menu with id ${reserved[1]}`);
   if (self && v.type === 'button' && self.type !== 'button') {
     const child = await deps.db.selectFrom('menus').select('id').where('parent_id', '=', self.id).executeTakeFirst();
     if (child) throw badRequest('type: a menu with children cannot become a button');
@@ -114,6 +133,8 @@ export async function addMenu(deps: Deps, auth: AuthUser, input: MenuAddInput): 
     permission: orNull(input.permission),
     sort: input.sort ?? 0,
     hidden: input.hidden ?? false,
+    name: orNull(input.name),
+    keepAlive: input.keepAlive ?? false,
     status: input.status ?? 'enabled',
   };
   if (v.permission !== null && !auth.isSuperAdmin) throw forbidden(ONLY_SUPER_PERMISSION);
@@ -122,11 +143,13 @@ export async function addMenu(deps: Deps, auth: AuthUser, input: MenuAddInput): 
   // INSERT … SELECT … WHERE: the parent check is part of the write, so a parent deleted or turned
   // into a button meanwhile cannot end up with an orphan or a child.
   const { rows } = await sql<{ id: number }>`INSERT INTO menus
-      (parent_id, title, type, path, component, icon, permission, sort, hidden, status, version, created_at, updated_at)
+      (parent_id, title, type, path, component, icon, permission, sort, hidden, name, keep_alive, status, version, created_at, updated_at)
     SELECT ${v.parentId}, ${v.title}, ${v.type}, ${v.path}, ${v.component}, ${v.icon}, ${v.permission},
-      ${v.sort}, ${v.hidden ? 1 : 0}, ${v.status}, 1, ${now}, ${now}
+      ${v.sort}, ${v.hidden ? 1 : 0}, ${v.name}, ${v.keepAlive ? 1 : 0}, ${v.status}, 1, ${now}, ${now}
     WHERE ${parentOk(v.parentId)}
-    RETURNING id`.execute(deps.db);
+    RETURNING id`
+    .execute(deps.db)
+    .catch(uniqueName(v.name));
   const id = rows[0]?.id;
   if (id === undefined) {
     await assertValid(deps, v);
@@ -151,6 +174,8 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
     permission: input.permission === undefined ? old.permission : orNull(input.permission),
     sort: input.sort ?? old.sort,
     hidden: input.hidden ?? old.hidden,
+    name: input.name === undefined ? cur.name : orNull(input.name),
+    keepAlive: input.keepAlive ?? old.keepAlive,
     status: input.status ?? old.status,
   };
   // The update below is conditional on the version read here, so `old.permission` is what it replaces.
@@ -169,6 +194,8 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
       permission: v.permission,
       sort: v.sort,
       hidden: v.hidden ? 1 : 0,
+      name: v.name,
+      keep_alive: v.keepAlive ? 1 : 0,
       status: v.status,
       version: eb('version', '+', 1),
       updated_at: isoNow(deps.clock),
@@ -178,7 +205,8 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
     .where(parentOk(v.parentId))
     .where(notAncestor(input.id, v.parentId))
     .$if(v.type === 'button', (qb) => qb.where(noChildren(input.id)))
-    .executeTakeFirst();
+    .executeTakeFirst()
+    .catch(uniqueName(v.name));
   if (Number(result.numUpdatedRows) !== 1) {
     // Lost a race: say why, as the checks above would have.
     const now = await loadRow(deps, input.id);

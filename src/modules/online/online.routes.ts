@@ -28,7 +28,8 @@ const forceLogoutRoute = guarded(
     path: '/app/sysOnlineUser/forceLogout',
     tags,
     summary: 'Revoke sessions; their tokens fail on the next request',
-    description: 'Unknown or already ended session ids are skipped.',
+    description:
+      "Unknown or already ended session ids, and sessions of users outside the caller's data scope, are skipped. A caller who is not a super admin may only end sessions of users whose permission codes and data scope they hold (403 \"outside your authority\"), and never a super admin's session (403).",
     request: { body: jsonBody(ForceLogoutRequest) },
     responses: okResponse('Revoked', ForceLogoutResult),
   }),
@@ -36,8 +37,8 @@ const forceLogoutRoute = guarded(
 );
 
 export const onlineRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await pageOnline(c.var.deps, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await pageOnline(c.var.deps, c.var.auth, c.req.valid('json'))))
   .openapi(forceLogoutRoute, async (c) => {
-    const revoked = await forceLogout(c.var.deps, c.req.valid('json').sessionIds);
+    const revoked = await forceLogout(c.var.deps, c.var.auth, c.req.valid('json').sessionIds);
     return ok(c, { revoked });
   });

@@ -3,16 +3,24 @@ import type { Deps } from '../../deps.ts';
 import { runPage, whereContains } from '../../core/pagination.ts';
 import { isoNow } from '../../core/time.ts';
 import type { OnlinePageInput } from './online.schemas.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import { guardStatement } from '../../db/guards.ts';
+import { accessWrite } from '../access/access-write.ts';
+import { userAuthorityGuard } from '../access/containment.ts';
+import { callerScope, scopeFilter, userInScope } from '../access/data-scope.ts';
 
 const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`u.login_name COLLATE NOCASE`, ip: 's.ip' };
 
-/** Live sessions only: not revoked and not expired, joined with their user's login name. */
-export async function pageOnline(deps: Deps, req: OnlinePageInput) {
+/** Live sessions only (not revoked, not expired) of users in the caller's data scope, with their login name. */
+export async function pageOnline(deps: Deps, auth: AuthUser, req: OnlinePageInput) {
   let filtered = deps.db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .where('s.revoked_at', 'is', null)
     .where('s.expires_at', '>', isoNow(deps.clock));
+  const scope = scopeFilter(await callerScope(deps, auth), auth.userId, sql.ref('u.org_id'), sql.ref('u.id'));
+  if (scope) filtered = filtered.where(scope);
   filtered = whereContains(filtered, 'u.login_name', req.params.loginName);
   filtered = whereContains(filtered, 's.ip', req.params.ip);
   return runPage(req, {
@@ -39,16 +47,39 @@ export async function pageOnline(deps: Deps, req: OnlinePageInput) {
 
 /**
  * Revokes the given sessions; their tokens fail on the very next request because authentication
- * reads the session row every time. Unknown or already ended sessions are skipped (idempotent:
- * a session may expire between listing and clicking). Returns how many were revoked.
+ * reads the session row every time. Unknown or already ended sessions, and sessions of users
+ * outside the caller's data scope, are skipped alike (a session may expire between listing and
+ * clicking). For a caller who is not a super admin, inside the batch: the sessions' users must be
+ * within the caller's authority (403), and a super admin's session is for super admins only (403).
+ * Returns how many were revoked.
  */
-export async function forceLogout(deps: Deps, sessionIds: string[]): Promise<number> {
-  const result = await deps.db
-    .updateTable('sessions')
-    .set({ revoked_at: isoNow(deps.clock) })
-    // One bound parameter for the whole list: with up to 100 ids plus the others D1 would refuse it.
-    .where('id', 'in', sql<string>`(SELECT value FROM json_each(${JSON.stringify(sessionIds)}))`)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+export async function forceLogout(deps: Deps, auth: AuthUser, sessionIds: string[]): Promise<number> {
+  const { db } = deps;
+  // One bound parameter for the whole list: with up to 100 ids plus the others D1 would refuse it.
+  const list = sql<string>`(SELECT value FROM json_each(${JSON.stringify(sessionIds)}))`;
+  const owners = auth.isSuperAdmin
+    ? sql<number>`(SELECT fs.user_id FROM sessions fs WHERE fs.id IN ${list})`
+    : sql<number>`(SELECT fs.user_id FROM sessions fs JOIN users fu ON fu.id = fs.user_id
+        WHERE fs.id IN ${list} AND fs.revoked_at IS NULL AND ${userInScope(auth.userId, sql.ref('fu.id'), sql.ref('fu.org_id'))})`;
+  const superOwner = sql`EXISTS (SELECT 1 FROM user_role sur JOIN roles sr ON sr.id = sur.role_id
+    WHERE sur.user_id IN ${owners} AND sr.code = ${SUPER_ADMIN_ROLE})`;
+  const results = await accessWrite(
+    deps,
+    [
+      ...(auth.isSuperAdmin ? [] : [guardStatement(db, 'super_admin_only', superOwner)]),
+      ...userAuthorityGuard(deps, auth, owners),
+      db
+        .updateTable('sessions')
+        .set({ revoked_at: isoNow(deps.clock) })
+        .where('id', 'in', list)
+        .where('revoked_at', 'is', null)
+        .where('user_id', 'in', owners)
+        .compile(),
+    ],
+    {
+      superAdminOnly: "Only a super administrator can end a super administrator's session",
+      outsideAuthority: 'Refused: outside your authority (a session belongs to a user who holds a permission or a data scope that you do not hold)',
+    },
+  );
+  return Number(results.at(-1)?.numAffectedRows ?? 0);
 }

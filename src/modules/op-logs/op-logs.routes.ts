@@ -63,7 +63,7 @@ const clearRoute = guarded(
 );
 
 export const opLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await pageOpLogs(c.var.deps, c.req.valid('json'))))
-  .openapi(detailRoute, async (c) => ok(c, await opLogDetail(c.var.deps, c.req.valid('query').id)))
-  .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteOpLogs(c.var.deps, c.req.valid('json').ids) }))
-  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearOpLogs(c.var.deps) }));
+  .openapi(pageRoute, async (c) => ok(c, await pageOpLogs(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(detailRoute, async (c) => ok(c, await opLogDetail(c.var.deps, c.var.auth, c.req.valid('query').id)))
+  .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteOpLogs(c.var.deps, c.var.auth, c.req.valid('json').ids) }))
+  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearOpLogs(c.var.deps, c.var.auth) }));

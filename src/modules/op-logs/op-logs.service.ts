@@ -4,6 +4,12 @@ import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
 import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
+import type { AuthUser } from '../../core/caller.ts';
+import { idList } from '../../db/id-list.ts';
+import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
+
+/** Rows concern their operator; rows with no known operator only under scope `all`. */
+const opScope = async (deps: Deps, auth: AuthUser) => userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('op_log.operator_id'));
 
 const SORT = {
   createdAt: 'created_at',
@@ -38,9 +44,11 @@ function toOpLog(r: Selectable<OpLogTable>): OpLog {
   };
 }
 
-export async function pageOpLogs(deps: Deps, req: OpLogPageInput) {
+export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput) {
   const p = req.params;
   let filtered = deps.db.selectFrom('op_log');
+  const scope = await opScope(deps, auth);
+  if (scope) filtered = filtered.where(scope);
   if (p.module) filtered = filtered.where('module', '=', p.module);
   if (p.action) filtered = filtered.where('action', '=', p.action);
   filtered = whereStartsWith(filtered, 'operator_name', p.operatorName, { nocase: true });
@@ -57,23 +65,30 @@ export async function pageOpLogs(deps: Deps, req: OpLogPageInput) {
   });
 }
 
-export async function opLogDetail(deps: Deps, id: number) {
-  const row = await deps.db.selectFrom('op_log').selectAll().where('id', '=', id).executeTakeFirst();
+export async function opLogDetail(deps: Deps, auth: AuthUser, id: number) {
+  let q = deps.db.selectFrom('op_log').selectAll().where('id', '=', id);
+  if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('op_log.operator_id')));
+  const row = await q.executeTakeFirst();
   if (!row) throw notFound(`Operation log ${id} not found`);
   return toOpLog(row);
 }
 
-/** Deletes the given rows; ids that no longer exist are skipped. */
-export async function deleteOpLogs(deps: Deps, ids: number[]): Promise<number> {
-  const r = await deps.db.deleteFrom('op_log').where('id', 'in', ids).executeTakeFirst();
+/** Deletes the given rows; ids that no longer exist, or outside the caller's data scope, are skipped. */
+export async function deleteOpLogs(deps: Deps, auth: AuthUser, ids: number[]): Promise<number> {
+  let q = deps.db.deleteFrom('op_log').where('id', 'in', idList(ids));
+  if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('op_log.operator_id')));
+  const r = await q.executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 
 /**
- * Deletes every row. The recorder writes this request's own row after the handler returns,
+ * Deletes every row in the caller's data scope (everything for scope `all`). The recorder writes this request's own row after the handler returns,
  * so a cleared log still shows who cleared it.
  */
-export async function clearOpLogs(deps: Deps): Promise<number> {
-  const r = await deps.db.deleteFrom('op_log').executeTakeFirst();
+export async function clearOpLogs(deps: Deps, auth: AuthUser): Promise<number> {
+  const scope = await opScope(deps, auth);
+  let q = deps.db.deleteFrom('op_log');
+  if (scope) q = q.where(scope);
+  const r = await q.executeTakeFirst();
   return Number(r.numDeletedRows);
 }

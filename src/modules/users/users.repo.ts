@@ -65,6 +65,16 @@ const SORT_COLUMNS = {
   lastLoginAt: 'users.last_login_at',
 } as const;
 
+/** Users in scope beyond which walking the sort order beats sorting every match. */
+const BROAD = 1000;
+
+/** Whether the organisations hold at least `n` users; reads at most `n` index entries. */
+async function scopeHasAtLeast(deps: Deps, orgIds: number[], n: number): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM users
+    WHERE org_id IN (SELECT value FROM json_each(${JSON.stringify(orgIds)})) LIMIT ${n})`.execute(deps.db);
+  return Number(rows[0]?.n ?? 0) >= n;
+}
+
 /**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
  * below it (one closure-table range). The scope is read once and bound as a list, so the planner
@@ -72,28 +82,37 @@ const SORT_COLUMNS = {
  */
 export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
   const p = req.params;
-  let q = deps.db.selectFrom('users');
-  const scope = scopeFilter(await callerScope(deps, auth), auth.userId, sql.ref('users.org_id'), sql.ref('users.id'));
-  if (scope) q = q.where(scope);
-  if (p.orgId !== undefined) {
-    q = q.where('users.org_id', 'in', sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = ${p.orgId})`);
-  }
-  // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
-  // the nick name is free text and matches anywhere.
-  q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
-  q = whereContains(q, 'users.nick_name', p.nickName);
-  q = whereStartsWith(q, 'users.phone', p.phone);
-  if (p.status) q = q.where('users.status', '=', p.status);
-  const roleId = p.roleId;
-  if (roleId !== undefined) {
-    q = q.where((eb) =>
-      eb.exists(eb.selectFrom('user_role').select('user_role.user_id').whereRef('user_role.user_id', '=', 'users.id').where('user_role.role_id', '=', roleId)),
-    );
-  }
-  q = whereCreatedBetween(q, 'users.created_at', p);
+  const callerSees = await callerScope(deps, auth);
+  // A scope with many users is served best by walking the sort order and filtering (the first page
+  // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
+  // at most BROAD rows. One probe reading at most BROAD index entries tells which.
+  const broad = !callerSees.all && (await scopeHasAtLeast(deps, callerSees.orgIds, BROAD));
+  const filtered = (unindexed: boolean) => {
+    let q = deps.db.selectFrom('users');
+    const scope = scopeFilter(callerSees, auth.userId, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
+    if (scope) q = q.where(scope);
+    if (p.orgId !== undefined) {
+      q = q.where('users.org_id', 'in', sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = ${p.orgId})`);
+    }
+    // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
+    // the nick name is free text and matches anywhere.
+    q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
+    q = whereContains(q, 'users.nick_name', p.nickName);
+    q = whereStartsWith(q, 'users.phone', p.phone);
+    if (p.status) q = q.where('users.status', '=', p.status);
+    const roleId = p.roleId;
+    if (roleId !== undefined) {
+      q = q.where((eb) =>
+        eb.exists(eb.selectFrom('user_role').select('user_role.user_id').whereRef('user_role.user_id', '=', 'users.id').where('user_role.role_id', '=', roleId)),
+      );
+    }
+    return whereCreatedBetween(q, 'users.created_at', p);
+  };
   return runPage(req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered: q,
+    filtered: filtered(broad),
+    // The count reads the scope's own index entries either way.
+    counted: filtered(false),
     select: (qb) => qb.leftJoin('orgs', 'orgs.id', 'users.org_id').select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name']),
     sortColumns: SORT_COLUMNS,
     defaultSort: 'createdAt',

@@ -1,0 +1,72 @@
+// The rules the OpenAPI document derives for every operation (src/http/openapi.ts), checked on
+// whatever routes exist, so routes added later are held to them too.
+import { describe, expect, test } from 'bun:test';
+import { makeTestApp } from './support/app';
+
+const t = await makeTestApp({ env: { PAGE_SIZE_MAX: '50' } });
+const doc = (await (await t.app.request('http://127.0.0.1:3000/openapi.json')).json()) as any;
+const ops = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, op]) => ({ path, method, op })),
+);
+
+describe('OpenAPI document', () => {
+  test('every operation has a stable operationId derived from its path (sysUser_page, auth_login)', () => {
+    const ids = ops.map((o) => o.op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { path, op } of ops) expect(op.operationId).toBe(path.replace(/^\/app\//, '').replace(/^\//, '').replaceAll('/', '_'));
+    expect(ids).toContain('sysUser_page');
+    expect(ids).toContain('auth_login');
+  });
+
+  test('top-level tags list every tag used, each with a description; servers names the origin', () => {
+    const used = new Set(ops.flatMap((o) => o.op.tags ?? []));
+    expect(new Set(doc.tags.map((x: any) => x.name))).toEqual(used);
+    for (const tag of doc.tags) expect(tag.description.length).toBeGreaterThan(10);
+    expect(doc.servers).toEqual([{ url: 'http://127.0.0.1:3000', description: expect.any(String) }]);
+  });
+
+  test('public operations say security: [] and protected ones name bearerAuth', () => {
+    const publicOps = ops.filter((o) => o.op.security.length === 0).map((o) => o.op.operationId);
+    expect(publicOps.sort()).toEqual(['auth_captcha', 'auth_login', 'health', ...publicOps.filter((id) => id.startsWith('health_'))].sort());
+    for (const { path, op } of ops) if (path.startsWith('/app/')) expect(op.security).toContainEqual({ bearerAuth: [] });
+  });
+
+  test('500 everywhere, 503 wherever storage is touched, 413 and 507 on every write, X-Trace-Id on every answer', () => {
+    for (const { method, op } of ops) {
+      expect(op.responses['500']).toBeDefined();
+      if (method === 'post') expect(op.responses['413']).toBeDefined();
+      if (method === 'post') expect(op.responses['507']).toBeDefined();
+      if (op.operationId !== 'health') expect(op.responses['503'].headers['Retry-After']).toBeDefined();
+      for (const res of Object.values(op.responses) as any[]) expect(res.headers['X-Trace-Id']).toEqual({ $ref: '#/components/headers/X-Trace-Id' });
+      if (op.responses['429']) expect(op.responses['429'].headers['Retry-After']).toBeDefined();
+    }
+  });
+
+  test('downloads declare their real media types and headers', () => {
+    const download = doc.paths['/app/sysFile/download'].get.responses;
+    expect(Object.keys(download['200'].content)).toContain('application/pdf');
+    expect(Object.keys(download['200'].content)).toContain('application/octet-stream');
+    expect(Object.keys(download['206'].headers).sort()).toEqual(['Accept-Ranges', 'Content-Disposition', 'Content-Range', 'ETag', 'X-Trace-Id']);
+    expect(Object.keys(download['304'].headers).sort()).toEqual(['Accept-Ranges', 'ETag', 'X-Trace-Id']);
+    const preview = doc.paths['/app/sysImage/preview'].get.responses;
+    expect(Object.keys(preview['200'].content).sort()).toEqual(['image/gif', 'image/jpeg', 'image/png', 'image/webp']);
+  });
+
+  test('ids are integers with integer examples, timestamps are date-time, pageSize stops at PAGE_SIZE_MAX', () => {
+    const id = doc.paths['/app/sysUser/detail'].get.parameters.find((p: any) => p.name === 'id');
+    expect(id.schema).toMatchObject({ type: 'integer', example: 42 });
+    expect(doc.components.schemas.User.properties.createdAt.format).toBe('date-time');
+    expect(doc.components.schemas.UserPageRequest.properties.pageSize.maximum).toBe(50);
+  });
+
+  test('every operation has a request example (when it takes JSON) and an example for every JSON answer', () => {
+    for (const { op } of ops) {
+      const body = op.requestBody?.content?.['application/json'];
+      if (body) expect(body.example).toBeDefined();
+      for (const res of Object.values(op.responses) as any[]) {
+        const json = res.content?.['application/json'];
+        if (json) expect(json.example).toBeDefined();
+      }
+    }
+  });
+});
