@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, loginUserInformation, type LoginUserInformation } from '../src/client';
-import { ruoyiBody, ruoyiInfo, ruoyiLogin, ruoyiPageRequest, ruoyiRouters, ruoyiRows, type RuoyiRoute } from '../examples/adapters/ruoyi';
-import { routeKey, soybeanLogin, soybeanUserInfo, soybeanUserRoutes, type SoybeanMenuRoute } from '../examples/adapters/soybean';
-import { vbenAccessCodes, vbenLogin, vbenMenus, vbenUserInfo, type VbenRoute } from '../examples/adapters/vben';
-import type { LoginData } from '../examples/adapters/common';
-import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers';
+import { createClient, loginUserInformation, type LoginUserInformation } from '../src/client.ts';
+import { ruoyiBody, ruoyiInfo, ruoyiLogin, ruoyiPageRequest, ruoyiRouters, ruoyiRows, type RuoyiRoute } from '../examples/adapters/ruoyi.ts';
+import { routeKey, soybeanLogin, soybeanUserInfo, soybeanUserRoutes, type SoybeanMenuRoute } from '../examples/adapters/soybean.ts';
+import { vbenAccessCodes, vbenLogin, vbenMenus, vbenUserInfo, type VbenRoute } from '../examples/adapters/vben.ts';
+import type { LoginData } from '../examples/adapters/common.ts';
+import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'edge-adapters-'));
 let server: Target;

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers';
-import { openApiChecker } from './support/openapi-check';
+import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers.ts';
+import { openApiChecker } from './support/openapi-check.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'edge-conformance-'));
 let server: Target;

@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../scripts/server-commands';
-import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers';
+import { ROOT } from '../scripts/server-commands.ts';
+import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'edge-genclient-'));
 const EXAMPLE = join(ROOT, 'examples/openapi-fetch');

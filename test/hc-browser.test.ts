@@ -5,9 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../scripts/server-commands';
-import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers';
-import { routeNames, session } from '../examples/hc-spa/session';
+import { ROOT } from '../scripts/server-commands.ts';
+import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers.ts';
+import { routeNames, session } from '../examples/hc-spa/session.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'edge-hc-'));
 let server: Target;

@@ -1,7 +1,7 @@
 // The rules the OpenAPI document derives for every operation (src/http/openapi.ts), checked on
 // whatever routes exist, so routes added later are held to them too.
 import { describe, expect, test } from 'bun:test';
-import { makeTestApp } from './support/app';
+import { makeTestApp } from './support/app.ts';
 
 const t = await makeTestApp({ env: { PAGE_SIZE_MAX: '50' } });
 const doc = (await (await t.app.request('http://127.0.0.1:3000/openapi.json')).json()) as any;

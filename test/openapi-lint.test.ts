@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { makeTestApp } from './support/app';
+import { makeTestApp } from './support/app.ts';
 
 const ROOT = resolve(import.meta.dir, '..');
 const DIR = join(ROOT, 'openapi');

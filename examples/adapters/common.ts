@@ -1,6 +1,6 @@
 // What every adapter starts from: our login result, user information and menu tree, typed by
 // src/client.ts (the same types hc<AppType> gives an SPA).
-import type { LoginUserInformation, MenuNode } from '../../src/client';
+import type { LoginUserInformation, MenuNode } from '../../src/client.ts';
 
 export type { LoginUserInformation, MenuNode };
 

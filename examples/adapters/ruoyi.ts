@@ -7,7 +7,7 @@
 //                                    'ParentView' | view path under src/views), alwaysShow, meta {title, icon, noCache, link}, children}
 //   src/utils/request.js             every body carries `code` (200 = success, 401 = log in again) and `msg`
 //   src/plugins/auth.js              all permissions are '*:*:*', the super admin role is 'admin'
-import { relativePath, type Envelope, type LoginData, type LoginUserInformation, type MenuNode } from './common';
+import { relativePath, type Envelope, type LoginData, type LoginUserInformation, type MenuNode } from './common.ts';
 
 export interface RuoyiBody {
   code: number;

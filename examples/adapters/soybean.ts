@@ -6,7 +6,7 @@
 //   src/typings/router.d.ts  RouteMeta {title, i18nKey, icon, order, keepAlive, hideInMenu, …}
 //   ElegantConstRoute (@elegant-router/types): {name, path, component ('layout.base', 'view.<key>',
 //   'layout.base$view.<key>'), meta, redirect, children}; route keys are path segments joined by '_'.
-import { firstPage, type LoginData, type LoginUserInformation, type MenuNode } from './common';
+import { firstPage, type LoginData, type LoginUserInformation, type MenuNode } from './common.ts';
 
 export interface SoybeanLoginToken {
   token: string;

@@ -5,7 +5,7 @@
 //   packages/@core/base/typings/src/basic.d.ts        BasicUserInfo
 //   packages/types/src/user.ts                        UserInfo (extends BasicUserInfo)
 //   apps/web-antd/src/api/core/auth.ts                AuthApi.LoginResult, getAccessCodesApi(): string[]
-import { firstPage, type LoginData, type LoginUserInformation, type MenuNode } from './common';
+import { firstPage, type LoginData, type LoginUserInformation, type MenuNode } from './common.ts';
 
 /** The RouteMeta fields we can fill (all others are optional in vben). */
 export interface VbenRouteMeta {

@@ -2,7 +2,7 @@
 // tree typed to the end) → a page of users → a user by numeric id → upload an image → logout.
 // test/hc-browser.test.ts type-checks this file with ./tsconfig.json (DOM types only, no Bun or
 // Node types, as in a Vite project) and runs it against a live server.
-import { createClient, loginUserInformation, type ImageRecord, type MenuNode } from '../../src/client';
+import { createClient, loginUserInformation, type ImageRecord, type MenuNode } from '../../src/client.ts';
 
 /** Route names of the whole tree, depth first: what an SPA registers with its router. */
 export function routeNames(nodes: MenuNode[]): string[] {
