@@ -6,10 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { randomCaptchaText, renderCaptcha, type GlyphBox } from '../../src/modules/auth/captcha-render.ts';
-import { hasChromium, launchChromium, noteSkip, outputPath } from './support.ts';
+import { hasChromium, launchChromium, inChromium, outputPath } from './support.ts';
 import { mulberry32 } from '../support/rng.ts';
-
-noteSkip('test/browser/captcha-legibility.test.ts');
 
 const COUNT = 50;
 /** Pixel scale for rasterising: enough resolution to measure ink, still fast. */
@@ -136,7 +134,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-describe.skipIf(!hasChromium)(`captcha legibility over ${COUNT} captchas in Chromium`, () => {
+describe.skipIf(!hasChromium)(inChromium(`captcha legibility over ${COUNT} captchas in Chromium`), () => {
   test('each is a 120x40 image of one path, every glyph inside the canvas and big enough', () => {
     measured.forEach((m, i) => {
       const { seed, boxes, text } = samples[i]!;

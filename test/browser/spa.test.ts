@@ -3,9 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { serveSpa } from '../../examples/spa/serve.ts';
-import { ADMIN_PASSWORD, hasChromium, launchChromium, noteSkip, outputPath, startApi, type RunningApi } from './support.ts';
-
-noteSkip('test/browser/spa.test.ts');
+import { ADMIN_PASSWORD, hasChromium, launchChromium, inChromium, outputPath, startApi, type RunningApi } from './support.ts';
 
 let spa: ReturnType<typeof serveSpa>;
 let stranger: ReturnType<typeof serveSpa>;
@@ -63,7 +61,7 @@ async function pngFromCanvas(page: Page): Promise<Buffer> {
   return Buffer.from(dataUrl.slice(dataUrl.indexOf(',') + 1), 'base64');
 }
 
-describe.skipIf(!hasChromium)('example SPA in Chromium', () => {
+describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium'), () => {
   test('captcha: a 120x40 image; a wrong code shows the envelope msg and a fresh code', async () => {
     const page = await open(withCaptcha);
     await page.waitForSelector('#captcha-img[src^="data:image/svg+xml;base64,"]', { state: 'visible' });

@@ -11,9 +11,9 @@ export const ROOT = resolve(import.meta.dir, '../..');
 export const OUTPUT_DIR = join(ROOT, 'test-output');
 export const ADMIN_PASSWORD = 'Browser-Test-Pass-42';
 
-/** Call once per file: says loudly why the file's tests are skipped. */
-export function noteSkip(file: string) {
-  if (!hasChromium) console.warn(`SKIPPED ${file}: ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run does this as root)`);
+/** A describe title that, when Chromium is missing, carries why its tests are skipped. */
+export function inChromium(title: string): string {
+  return hasChromium ? title : `${title} (skipped: ${CHROMIUM} is missing; apt-get install -y chromium, as .ci/run does as root)`;
 }
 
 /** Headless Chromium with a fresh profile directory, removed again by close(). */
