@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createClient } from '../src/client.ts';
 import { BOOKMARK_HEADER, validBookmark } from '../src/http/bookmark.ts';
-import { D1_START_MS, makeTestApp, type D1TestApp, type TestApp } from './support/app.ts';
+import { ADMIN_PASSWORD, D1_START_MS, makeTestApp, type D1TestApp, type TestApp } from './support/app.ts';
 import { LaggingD1 } from './support/lagging-d1.ts';
 import { userWithCodes } from './support/rbac.ts';
 import { freshD1 } from './support/workerd.ts';
@@ -142,6 +143,32 @@ describe('read replication on D1 (lagging replica)', () => {
       expect(back).not.toBe(bad);
       expect(validBookmark(back)).toBeDefined();
     }
+  });
+
+  test('the typed client carries the bookmark: it reads its own write from a lagging replica', async () => {
+    const sent: (string | null)[] = [];
+    let token: string | null = null;
+    const api = createClient('http://api.test', () => token, ((input: RequestInfo | URL, init?: RequestInit) => {
+      sent.push(new Headers(init?.headers).get(BOOKMARK_HEADER));
+      return t.app.request(input instanceof Request ? input : String(input), init);
+    }) as typeof fetch);
+    const target = await userWithCodes(t, []);
+    await lag.catchUp();
+    const login = await api.auth.login.$post({ json: { loginName: 'admin', password: ADMIN_PASSWORD } });
+    if (!login.ok) throw new Error('login failed');
+    token = (await login.json()).data.token;
+    expect(sent).toEqual([null]);
+    const before = await api.app.sysUser.detail.$get({ query: { id: String(target.userId) } });
+    if (!before.ok) throw new Error('detail failed');
+    const version = (await before.json()).data.version;
+    expect(validBookmark(sent[1])).toBeDefined();
+    const edit = await api.app.sysUser.edit.$post({ json: { id: target.userId, version, nickName: 'Written through the client' } });
+    expect(edit.status).toBe(200);
+    expect(lag.replicaSeq).toBeLessThan(lag.seq);
+    const after = await api.app.sysUser.detail.$get({ query: { id: String(target.userId) } });
+    if (!after.ok) throw new Error('detail failed');
+    expect((await after.json()).data.nickName).toBe('Written through the client');
+    expect(sent.at(-1)).toBe(edit.headers.get(BOOKMARK_HEADER));
   });
 
   test('CORS: browsers may send the bookmark and read it back', async () => {
