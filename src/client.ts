@@ -11,13 +11,16 @@ export type TokenSource = () => string | null | undefined | Promise<string | nul
 /** The header a D1 read-replication bookmark travels in (README "Read replication"). */
 export const BOOKMARK_HEADER = 'X-D1-Bookmark';
 
+/** What a fetch function must accept (Bun's `typeof fetch` also has `preconnect`). */
+export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
 /**
  * A fetch that carries the server's read-replication bookmark: it remembers the newest
  * `X-D1-Bookmark` any answer carried (bookmarks sort oldest first) and sends it with every later
  * request, so a read after a write is served by a replica that already has the write. Without
  * replication (Bun, or D1_READ_REPLICATION off) no answer carries one and nothing is sent.
  */
-export function bookmarkFetch(fetchImpl: typeof fetch = (input, init) => fetch(input, init)) {
+export function bookmarkFetch(fetchImpl: FetchLike = (input, init) => fetch(input, init)) {
   let latest: string | undefined;
   const wrapped = (async (input: RequestInfo | URL, init?: RequestInit) => {
     let next = init;
