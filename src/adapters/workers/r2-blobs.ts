@@ -43,41 +43,6 @@ const STAGING_PREFIX = 'staging/';
 /** R2's smallest multipart part (every part but the last); also the most one upload holds in memory. */
 export const R2_PART_BYTES = 5 * 1024 * 1024;
 
-/**
- * How many parts all uploads of one store (one isolate) may hold in memory at once. Each stage
- * takes a slot before it buffers a part and gives it back once R2 has the part (or, for an upload
- * smaller than a part, once it is committed or discarded); an upload waiting for a slot reads no
- * more of its body, so its client is slowed down (TCP backpressure) instead of the isolate growing.
- * 6 × 5 MiB = 30 MiB of upload bytes at most, whatever the number of parallel uploads: with the
- * JS heap that keeps 16 parallel 7 MiB uploads under 64 MiB of isolate memory (bench/workerd-upload-heap.ts).
- */
-export const STAGE_SLOTS = 6;
-
-/** A counting semaphore; release functions are idempotent. */
-export class Slots {
-  private free: number;
-  private readonly waiting: (() => void)[] = [];
-  constructor(n: number) {
-    this.free = n;
-  }
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((ok) => this.waiting.push(ok));
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    };
-  }
-  /** Slots not taken (for tests). */
-  get available(): number {
-    return this.free;
-  }
-}
-
 /** `chunks` (exactly `length` bytes in all) as a stream R2 accepts: a streamed body needs its length up front. */
 function lengthStream(chunks: Uint8Array[], length: number): ReadableStream<Uint8Array> {
   const { readable, writable } = new FixedLengthStream(length);
@@ -104,7 +69,7 @@ function assertKey(key: string) {
  * put straight under their content key at commit; larger ones go to `staging/<uuid>` as a multipart
  * upload in 5 MiB parts and are copied under the content key at commit (inside R2, streamed).
  */
-export function r2BlobStore(bucket: R2BucketLike, slots = new Slots(STAGE_SLOTS)): BlobStore {
+export function r2BlobStore(bucket: R2BucketLike): BlobStore {
   const objectKey = (key: string) => BLOB_PREFIX + key;
 
   async function stage(body: ReadableStream<Uint8Array>): Promise<StagedBlob> {
@@ -114,8 +79,6 @@ export function r2BlobStore(bucket: R2BucketLike, slots = new Slots(STAGE_SLOTS)
     let size = 0;
     // Assigned inside sendPart; the cast keeps TypeScript from narrowing it to null below.
     let upload = null as { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null;
-    // The slot this stage holds while it buffers (see STAGE_SLOTS); none between parts.
-    let release: (() => void) | null = null;
     const sendPart = async () => {
       if (!upload) {
         const key = STAGING_PREFIX + crypto.randomUUID();
@@ -126,13 +89,9 @@ export function r2BlobStore(bucket: R2BucketLike, slots = new Slots(STAGE_SLOTS)
       held = [];
       heldBytes = 0;
       upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, lengthStream(chunks, length)));
-      release?.();
-      release = null;
     };
     try {
       for (;;) {
-        // Before the next bytes are taken in: the stream is not read while no slot is free.
-        release ??= await slots.acquire();
         const { done, value } = await reader.read();
         if (done) break;
         size += value.byteLength;
@@ -153,20 +112,10 @@ export function r2BlobStore(bucket: R2BucketLike, slots = new Slots(STAGE_SLOTS)
       if (upload && heldBytes > 0) await sendPart();
       if (upload) await upload.mp.complete(upload.parts);
     } catch (e) {
-      release?.();
       await reader.cancel(e).catch(() => undefined);
       if (upload) await upload.mp.abort().catch(() => undefined);
       throw e;
     }
-    // A multipart upload holds nothing any more; a small one keeps its bytes (and slot) until commit or discard.
-    if (upload) {
-      release?.();
-      release = null;
-    }
-    const releaseSmall = () => {
-      release?.();
-      release = null;
-    };
 
     const staged = upload?.key ?? null;
     const small = staged ? null : held;
@@ -174,17 +123,9 @@ export function r2BlobStore(bucket: R2BucketLike, slots = new Slots(STAGE_SLOTS)
       size,
       async commit(key) {
         assertKey(key);
-        if (await bucket.head(objectKey(key))) {
-          releaseSmall();
-          return;
-        }
+        if (await bucket.head(objectKey(key))) return;
         if (small) {
-          try {
-            await bucket.put(objectKey(key), lengthStream(small, size));
-          } finally {
-            small.length = 0;
-            releaseSmall();
-          }
+          await bucket.put(objectKey(key), lengthStream(small, size));
           return;
         }
         const source = await bucket.get(staged!);
@@ -194,8 +135,6 @@ export function r2BlobStore(bucket: R2BucketLike, slots = new Slots(STAGE_SLOTS)
         await Promise.all([bucket.put(objectKey(key), readable), piping]);
       },
       async discard() {
-        if (small) small.length = 0;
-        releaseSmall();
         if (staged) await bucket.delete(staged);
       },
     };
