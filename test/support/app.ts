@@ -16,7 +16,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.ts';
 import { freshD1 } from './workerd.ts';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap.ts';
-import { classifyServerError } from '../../src/adapters/server/storage.ts';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
 
@@ -49,6 +48,8 @@ export interface TestAppOptions {
   logLines?: string[];
   /** Bun only: a database file instead of ':memory:' (for tests that need a second connection). */
   databasePath?: string;
+  /** D1 only: what the app sees instead of the real binding (a fake that fails on cue); rows()/count() still read the real one. */
+  wrapD1?: (d1: D1Database) => D1Database;
 }
 
 type SqlValue = string | number | null;
@@ -74,14 +75,13 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   const filesDir = scratchDir('files');
   const lines = opts.logLines ?? [];
   // The runtime's own deps factory, with what tests pin: the clock, a cheap hasher, scratch blobs,
-  // captured logs, the client address from X-Test-Ip, and the server's error classifier.
+  // captured logs and the client address from X-Test-Ip (each runtime keeps its own error classifier).
   const pinned: Partial<Deps> = {
     hasher: opts.hasher ?? fastHasher(),
     blobs: diskBlobStore(filesDir),
     clock,
     log: jsonLogger('debug', (l) => lines.push(l)),
     client: { socketAddress: (req) => req.headers.get('x-test-ip') ?? '127.0.0.1' },
-    classifyError: classifyServerError,
   };
   let sqlite: Sqlite | undefined;
   let d1: D1Database | undefined;
@@ -89,7 +89,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   let rowsOf: RowsOf;
   if (opts.runtime === 'd1') {
     const db1 = (d1 = await freshD1());
-    deps = workersDeps({ config, d1: db1, secret: TEST_SECRET }, pinned);
+    deps = workersDeps({ config, d1: opts.wrapD1 ? opts.wrapD1(db1) : db1, secret: TEST_SECRET }, pinned);
     rowsOf = async <T>(sql: string, params: SqlValue[]) => ((await db1.prepare(sql).bind(...params).all<T>()).results ?? []) as T[];
   } else {
     const lite = (sqlite = openSqlite(opts.databasePath ?? ':memory:', { busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS }));
