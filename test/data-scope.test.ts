@@ -66,6 +66,8 @@ for (const runtime of RUNTIMES) {
       return { ...u, roleId, token: await t.login(u.loginName, PASSWORD) };
     }
 
+    const menusOf = async (roleId: number) =>
+      (await t.rows<{ m: number }>('SELECT menu_id AS m FROM role_menu WHERE role_id = ? ORDER BY menu_id', roleId)).map((r) => r.m);
     const roleVersion = async (id: number) => (await t.row<{ version: number }>('SELECT version FROM roles WHERE id = ?', id))!.version;
     const version = async (id: number) => (await t.row<{ version: number }>('SELECT version FROM users WHERE id = ?', id))!.version;
 
@@ -282,6 +284,59 @@ for (const runtime of RUNTIMES) {
           }
           const [path, body] = await op(await role(['sys:role:page'], 'custom', [org.a1]));
           expect((await post(path, body, c.token)).status).toBe(200);
+        });
+      }
+
+      test('grantMenu by a delegated admin: menus they do not hold cannot be granted or revoked (403, nothing changes)', async () => {
+        const c = await caller(['sys:role:grantMenu', 'sys:user:page'], 'all', org.a);
+        const [pageMenu, clearMenu] = await menuIds(['sys:user:page', 'sys:opLog:clear']);
+        const target = await role([]);
+        const before = await snap();
+        for (const ids of [[pageMenu!, clearMenu!], [clearMenu!]]) {
+          const r = await post('/app/sysRole/grantMenu', { roleId: target, menuIds: ids }, c.token);
+          expect(`${r.status} ${r.json.msg}`).toMatch(new RegExp(`^403 menuIds: .*not held: menu ${clearMenu}$`));
+        }
+        expect(await snap()).toBe(before);
+        expect((await post('/app/sysRole/grantMenu', { roleId: target, menuIds: [pageMenu!] }, c.token)).status).toBe(200);
+        expect(await menusOf(target)).toEqual([pageMenu!]);
+      });
+
+      // A menu the caller holds when the request is checked, but not any more when its batch runs:
+      // the batch itself refuses (403) and the role keeps its menus, for a grant and for a revoke,
+      // and whether or not the menu carries a code (code-less menus escape the containment guard,
+      // which looks at codes).
+      const RACES = [
+        ['grant', 'a button with a code'],
+        ['revoke', 'a menu without a code'],
+      ] as const;
+      for (const [change, kind] of RACES) {
+        test(`grantMenu race: the caller loses ${kind} between the check and the ${change} → 403, the role is unchanged`, async () => {
+          const c = await caller(['sys:role:grantMenu'], 'all', org.a);
+          const contested =
+            kind === 'a menu without a code'
+              ? (await t.row<{ id: number }>("SELECT id FROM menus WHERE permission IS NULL ORDER BY id LIMIT 1"))!.id
+              : (await menuIds(['sys:user:page']))[0]!;
+          await t.exec('INSERT INTO role_menu (role_id, menu_id) VALUES (?, ?)', c.roleId, contested);
+          const target = await role([]);
+          if (change === 'revoke') await t.exec('INSERT INTO role_menu (role_id, menu_id) VALUES (?, ?)', target, contested);
+          const menusBefore = await menusOf(target);
+          const atomic = t.deps.atomic;
+          let revoked = false;
+          t.deps.atomic = async (q) => {
+            if (!revoked) {
+              revoked = true;
+              await t.exec('DELETE FROM role_menu WHERE role_id = ? AND menu_id = ?', c.roleId, contested);
+            }
+            return atomic(q);
+          };
+          try {
+            const r = await post('/app/sysRole/grantMenu', { roleId: target, menuIds: change === 'grant' ? [contested] : [] }, c.token);
+            expect(revoked).toBe(true);
+            expect(`${r.status} ${r.json.msg}`).toMatch(/^403 .*outside your authority/);
+            expect(await menusOf(target)).toEqual(menusBefore);
+          } finally {
+            t.deps.atomic = atomic;
+          }
         });
       }
 
