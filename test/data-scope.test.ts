@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import type { PermissionCode } from '../src/core/permissions.ts';
 import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
+import { onceBeforeWrite } from './support/rbac.ts';
 
 /**
  * Data scope and containment on users and roles, on Bun and on a real D1 (contract: "Delegation:
@@ -242,24 +243,16 @@ for (const runtime of RUNTIMES) {
         const c = await caller(USER_CODES, 'all', org.a);
         const target = await user(org.a);
         const strong = await role(['sys:opLog:clear']);
-        const atomic = t.deps.atomic;
-        let widened = false;
-        t.deps.atomic = async (q) => {
-          if (!widened) {
-            widened = true;
-            await t.rows('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)', target.id, strong);
-          }
-          return atomic(q);
-        };
+        const widen = onceBeforeWrite(t, () => t.exec('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)', target.id, strong));
         try {
           const before = await t.row('SELECT password_hash, version, updated_at FROM users WHERE id = ?', target.id);
           const r = await post('/app/sysUser/resetPassword', { id: target.id, newPassword: 'Other-Passw0rd-1' }, c.token);
-          expect(widened).toBe(true);
+          expect(widen.ran()).toBe(true);
           expect(`${r.status} ${r.json.msg}`).toMatch(/^403 .*outside your authority/);
           expect(await t.row('SELECT password_hash, version, updated_at FROM users WHERE id = ?', target.id)).toEqual(before);
           expect(await t.row('SELECT count(*) AS n FROM sessions WHERE user_id = ? AND revoked_at IS NOT NULL', target.id)).toEqual({ n: 0 });
         } finally {
-          t.deps.atomic = atomic;
+          widen.restore();
         }
       });
     });
@@ -320,22 +313,14 @@ for (const runtime of RUNTIMES) {
           const target = await role([]);
           if (change === 'revoke') await t.exec('INSERT INTO role_menu (role_id, menu_id) VALUES (?, ?)', target, contested);
           const menusBefore = await menusOf(target);
-          const atomic = t.deps.atomic;
-          let revoked = false;
-          t.deps.atomic = async (q) => {
-            if (!revoked) {
-              revoked = true;
-              await t.exec('DELETE FROM role_menu WHERE role_id = ? AND menu_id = ?', c.roleId, contested);
-            }
-            return atomic(q);
-          };
+          const revoke = onceBeforeWrite(t, () => t.exec('DELETE FROM role_menu WHERE role_id = ? AND menu_id = ?', c.roleId, contested));
           try {
             const r = await post('/app/sysRole/grantMenu', { roleId: target, menuIds: change === 'grant' ? [contested] : [] }, c.token);
-            expect(revoked).toBe(true);
+            expect(revoke.ran()).toBe(true);
             expect(`${r.status} ${r.json.msg}`).toMatch(/^403 .*outside your authority/);
             expect(await menusOf(target)).toEqual(menusBefore);
           } finally {
-            t.deps.atomic = atomic;
+            revoke.restore();
           }
         });
       }

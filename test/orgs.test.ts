@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
-import { snapshot, userWithCodes, withWriteBarrier } from './support/rbac.ts';
+import { onceBeforeWrite, snapshot, userWithCodes, withWriteBarrier } from './support/rbac.ts';
 
 /**
  * sysOrg: one tree, unique codes (409), no cycles (400), delete refused while children or users
@@ -189,19 +189,16 @@ for (const runtime of RUNTIMES) {
 
       test('a scope narrowed between the check and the write still refuses the write (guard inside the batch)', async () => {
         const sub = await add('race_sub', teamA, mgr.token);
-        const atomic = t.deps.atomic;
         // The scope changes after the early checks, just before the batch runs.
-        t.deps.atomic = async (q) => {
-          await setScope(mgr.roleId, 'self');
-          return atomic(q);
-        };
+        const before = await snap();
+        const narrow = onceBeforeWrite(t, () => setScope(mgr.roleId, 'self'));
         try {
-          const before = await snap();
           const r = await post('/app/sysOrg/edit', { id: sub.id, version: 1, name: 'late' }, mgr.token);
+          expect(narrow.ran()).toBe(true);
           expect(r.status).toBe(404);
           expect(await snap()).toBe(before);
         } finally {
-          t.deps.atomic = atomic;
+          narrow.restore();
           await setScope(mgr.roleId, 'orgAndBelow');
         }
       });
