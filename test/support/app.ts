@@ -48,8 +48,8 @@ export interface TestAppOptions {
   logLines?: string[];
   /** Bun only: a database file instead of ':memory:' (for tests that need a second connection). */
   databasePath?: string;
-  /** D1 only: what the app sees instead of the real binding (a fake that fails on cue); rows()/count() still read the real one. */
-  wrapD1?: (d1: D1Database) => D1Database;
+  /** D1 only: what the app gets instead of the fresh D1 database (e.g. a lagging replica pair). */
+  wrapD1?: (fresh: D1Database) => D1Database | Promise<D1Database>;
 }
 
 type SqlValue = string | number | null;
@@ -88,8 +88,9 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   let deps: Deps;
   let rowsOf: RowsOf;
   if (opts.runtime === 'd1') {
-    const db1 = (d1 = await freshD1());
-    deps = workersDeps({ config, d1: opts.wrapD1 ? opts.wrapD1(db1) : db1, secret: TEST_SECRET }, pinned);
+    const fresh = await freshD1();
+    const db1 = (d1 = opts.wrapD1 ? await opts.wrapD1(fresh) : fresh);
+    deps = workersDeps({ config, d1: db1, secret: TEST_SECRET }, pinned);
     rowsOf = async <T>(sql: string, params: SqlValue[]) => ((await db1.prepare(sql).bind(...params).all<T>()).results ?? []) as T[];
   } else {
     const lite = (sqlite = openSqlite(opts.databasePath ?? ':memory:', { busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS }));
