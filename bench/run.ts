@@ -93,8 +93,8 @@ export async function startServer(extraEnv: Record<string, string> = {}) {
     ...extraEnv,
   };
   const child = spawn(process.execPath, [join(import.meta.dir, 'server.ts')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
-  await waitFor(`http://127.0.0.1:${PORT}/health`);
-  await waitFor(`http://127.0.0.1:${BARE_PORT}/bare`);
+  await waitFor(`http://127.0.0.1:${env.PORT}/health`);
+  await waitFor(`http://127.0.0.1:${env.BARE_PORT}/bare`);
   return { child, dir, dbPath: env.DATABASE_PATH, stop: () => (child.kill('SIGTERM'), rmSync(dir, { recursive: true, force: true })) };
 }
 

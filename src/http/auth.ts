@@ -91,8 +91,11 @@ export async function verifyToken(c: Parameters<MiddlewareHandler>[0]): Promise<
  * Authenticates the caller and computes whether they hold `code` (null: any logged-in user).
  * With `enforce`, a caller without the code is refused here (403); routes that record an op-log
  * row enforce later, in enforcePermission, so that the refusal is recorded too.
+ * With `replicaReads` (plain read routes), once the check has passed the rest of the request reads
+ * from the replica session when read replication is on (deps.afterAuth). The auth statement itself
+ * always runs where the request started: the primary.
  */
-export function authenticate(code: PermissionCode | null, enforce = false): MiddlewareHandler {
+export function authenticate(code: PermissionCode | null, enforce = false, replicaReads = false): MiddlewareHandler {
   return async (c, next) => {
     const deps = c.var.deps;
     const { userId, sessionId } = await verifyToken(c);
@@ -104,6 +107,7 @@ export function authenticate(code: PermissionCode | null, enforce = false): Midd
     c.set('auth', { userId: row.user_id, loginName: row.login_name, sessionId, isSuperAdmin });
     c.set('permitted', permitted);
     if (enforce && !permitted) throw forbidden();
+    if (replicaReads && deps.afterAuth) c.set('deps', deps.afterAuth());
     await next();
   };
 }

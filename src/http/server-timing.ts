@@ -83,5 +83,7 @@ export function meteredDeps(deps: Deps, meter: DbMeter): Deps {
     },
     read: (sql, params) => meter.time(() => deps.read(sql, params)),
     atomic: (queries) => meter.time(() => deps.atomic(queries)),
+    // The replica session's calls count on the same meter.
+    ...(deps.afterAuth ? { afterAuth: () => meteredDeps(deps.afterAuth!(), meter) } : {}),
   };
 }

@@ -165,9 +165,10 @@ function d1File(persist: string): string {
   return join(dir, file);
 }
 
-async function workerServer(persist: string, captcha: boolean, envFile: string): Promise<Target> {
+/** `wrangler dev --local` on the state under `persist`; `extra` adds or overrides variables (e.g. JWT_SECRET). */
+export async function workerServer(persist: string, captcha: boolean, envFile: string, extra: Record<string, string> = {}): Promise<Target> {
   const [port, inspector] = [await freePort(), await freePort()];
-  const vars = { JWT_SECRET: E2E_JWT_SECRET, ADMIN_PASSWORD: E2E_ADMIN_PASSWORD, CAPTCHA_ENABLED: String(captcha), LOG_REQUESTS: 'false' };
+  const vars = { JWT_SECRET: E2E_JWT_SECRET, ADMIN_PASSWORD: E2E_ADMIN_PASSWORD, CAPTCHA_ENABLED: String(captcha), LOG_REQUESTS: 'false', ...extra };
   const { child, output } = launch(
     'node',
     [

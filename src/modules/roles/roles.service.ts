@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { callerHolds, heldMenuIds } from '../access/held.ts';
+import { callerHolds, changedMenusHeldGuard, heldMenuIds } from '../access/held.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { guardStatement } from '../../db/guards.ts';
@@ -252,8 +252,8 @@ export async function changeRoleStatus(deps: Deps, auth: AuthUser, input: { id: 
  * Replaces the role's menus atomically; an unknown menu id fails the whole write (400).
  * Rule: a caller who is not a super admin may only add or remove menus they hold themselves (granted
  * to one of their enabled roles), else 403 naming the menus; so sys:role:grantMenu cannot hand out
- * a code (e.g. sys:user:grantRole) its holder lacks. Their write also touches only held menus, so a
- * grant changing meanwhile cannot widen it.
+ * a code (e.g. sys:user:grantRole) its holder lacks. A guard in the write's batch judges the rule
+ * again (403, nothing changed), so a revoke of the caller's menus landing meanwhile cannot widen it.
  */
 export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: number; menuIds: number[] }) {
   const { db } = deps;
@@ -261,14 +261,7 @@ export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: nu
   const unknownMenus = async () => badRequest(unknownIdsMessage('menuIds', 'menu', await missingIds(deps, 'menus', input.menuIds)));
   const target = sql`(SELECT ${input.roleId})`;
   const queries: CompiledQuery[] = [...roleAuthorityGuard(deps, auth, target)];
-  if (auth.isSuperAdmin) {
-    queries.push(db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
-    if (input.menuIds.length > 0) {
-      queries.push(
-        sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${JSON.stringify(input.menuIds)})`.compile(db),
-      );
-    }
-  } else {
+  if (!auth.isSuperAdmin) {
     if ((await missingIds(deps, 'menus', input.menuIds)).length > 0) throw await unknownMenus();
     const current = (await db.selectFrom('role_menu').select('menu_id').where('role_id', '=', input.roleId).execute()).map((r) => r.menu_id);
     const wanted = new Set(input.menuIds);
@@ -284,21 +277,16 @@ export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: nu
       const more = notHeld.length > 10 ? `, … (${notHeld.length} in all)` : '';
       throw forbidden(`menuIds: you can only grant or revoke menus you hold yourself; not held: menu${notHeld.length === 1 ? '' : 's'} ${shown}${more}`);
     }
-    const list = JSON.stringify(input.menuIds);
-    queries.push(
-      sql`DELETE FROM role_menu WHERE role_id = ${input.roleId} AND menu_id NOT IN (SELECT value FROM json_each(${list}))
-        AND menu_id IN ${heldMenuIds(auth.userId)}`.compile(db),
-    );
-    if (input.menuIds.length > 0) {
-      queries.push(
-        sql`INSERT OR IGNORE INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})
-          WHERE value IN ${heldMenuIds(auth.userId)}`.compile(db),
-      );
-    }
+    // The same rule again inside the batch, before its writes: a revoke of the caller's menus may land meanwhile.
+    queries.push(...changedMenusHeldGuard(deps, auth, input.roleId, input.menuIds));
+  }
+  queries.push(db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
+  if (input.menuIds.length > 0) {
+    queries.push(sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${JSON.stringify(input.menuIds)})`.compile(db));
   }
   queries.push(...roleAuthorityGuard(deps, auth, target));
   await accessWrite(deps, queries, {
-    outsideAuthority: ROLE_OUTSIDE,
+    outsideAuthority: `${ROLE_OUTSIDE.slice(0, -1)}, or menuIds changes menus that you no longer hold)`,
     foreignKey: async () => {
       if (!(await findRole(deps, input.roleId))) return notFound('Role not found');
       return unknownMenus();
