@@ -110,6 +110,9 @@ export function whereCreatedBetween<QB extends SelectQueryBuilder<any, any, any>
  * The sort column comes from the operation's whitelist (never from client text), with `id` as a
  * tie-breaker so pages are stable.
  */
+/** Offsets from which a page first picks its ids, then reads their rows (see runPage). */
+export const DEFERRED_JOIN_OFFSET = 1000;
+
 export async function runPage<S extends string, Row, R>(
   req: PageRequest<S>,
   opts: {
@@ -127,15 +130,21 @@ export async function runPage<S extends string, Row, R>(
 ): Promise<PageResult<R>> {
   if (req.pageSize > opts.maxPageSize) throw badRequest(`pageSize: must be at most ${opts.maxPageSize}`);
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
-  // Rows and count are sent together: one round trip on D1 instead of two.
-  const [rows, counted] = await Promise.all([
-    opts
-      .select(opts.filtered)
+  const ordered = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q): Q =>
+    qb
       .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
       .orderBy(sql.ref(opts.idColumn), req.sortOrder)
-      .limit(req.pageSize)
-      .offset((req.pageNo - 1) * req.pageSize)
-      .execute(),
+      .limit(req.pageSize) as Q;
+  const offset = (req.pageNo - 1) * req.pageSize;
+  // A deep page skips its offset over ids only (the sort index, no row reads, no joins), then reads
+  // the page's rows: OFFSET would otherwise fetch and discard every skipped row.
+  const rowsQuery =
+    offset >= DEFERRED_JOIN_OFFSET
+      ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))))
+      : ordered(opts.select(opts.filtered)).offset(offset);
+  // Rows and count are sent together: one round trip on D1 instead of two.
+  const [rows, counted] = await Promise.all([
+    rowsQuery.execute(),
     req.searchCount ? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst() : undefined,
   ]);
   const total = Number((counted as { n?: number } | undefined)?.n ?? 0);

@@ -108,8 +108,8 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
     exclusive,
   );
   try {
-    const checkMs = await step(dbPath, () => checkIntegrity(sqlite.sql, config.STARTUP_CHECK, config.DATABASE_PATH), exclusive);
-    if (checkMs !== undefined) log.log('info', 'database check passed', { check: config.STARTUP_CHECK, ms: checkMs });
+    const check = await step(dbPath, () => checkIntegrity(sqlite.sql, config.STARTUP_CHECK, config.DATABASE_PATH, config.STARTUP_CHECK_MAX_MB), exclusive);
+    if (check) log.log('info', 'database check passed', { check: config.STARTUP_CHECK, ...check });
     await step(dbPath, () => refuseUnknownMigrations(sqlite.sql, config.DATABASE_PATH), exclusive);
     const applied = await step(dbPath, () => migrate(sqlite.sql), exclusive);
     if (applied.length) log.log('info', 'migrations applied', { applied });
