@@ -73,11 +73,12 @@ const SORT_COLUMNS = {
 /** Users in scope beyond which walking the sort order beats sorting every match. */
 const BROAD = 1000;
 
+const SCOPE_SIZE_SQL = `SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE org_id IN (SELECT value FROM json_each(+?)) LIMIT +?)`;
+
 /** Whether the organisations hold at least `n` users; reads at most `n` index entries. */
 async function scopeHasAtLeast(deps: Deps, orgIds: number[], n: number): Promise<boolean> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM users
-    WHERE org_id IN (SELECT value FROM json_each(${JSON.stringify(orgIds)})) LIMIT ${n})`.execute(deps.db);
-  return Number(rows[0]?.n ?? 0) >= n;
+  const [row] = await deps.read<{ n: number }>(SCOPE_SIZE_SQL, [JSON.stringify(orgIds), n]);
+  return Number(row?.n ?? 0) >= n;
 }
 
 /**
