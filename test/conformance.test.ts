@@ -141,12 +141,12 @@ const form = (name: string, bytes: Uint8Array<ArrayBuffer> | string, type: strin
 beforeAll(async () => {
   mkdirSync(fullDir);
   const smallDisk = (argv: string[]) => ['unshare', '-rm', 'sh', '-c', 'mount -t tmpfs -o size=16m tmpfs "$0" && exec "$@"', fullDir, ...argv];
-  // SQLITE_BUSY_TIMEOUT_MS: a write waits at most 100 ms for another connection's lock (503 after).
-  const limits = { MAX_UPLOAD_BYTES: '65536', MAX_IMAGE_BYTES: '65536', BACKUP_EVERY_HOURS: '0', SQLITE_BUSY_TIMEOUT_MS: '100' };
+  // SQLITE_BUSY_TIMEOUT_MS: a write waits at most 50 ms for another connection's lock (503 after).
+  const limits = { MAX_UPLOAD_BYTES: '65536', MAX_IMAGE_BYTES: '65536', BACKUP_EVERY_HOURS: '0', SQLITE_BUSY_TIMEOUT_MS: '50' };
   [server, captchaServer, fullServer] = await Promise.all([
     bunServer(join(dir, 'srv'), false, { ...limits, BACKUP_DIR: join(dir, 'backups') }),
     // MIN_FREE_MB at its maximum (1 TiB): its readiness probe answers 503 (below the free-space floor).
-    bunServer(join(dir, 'captcha'), true, { CAPTCHA_PER_MINUTE: '3', MIN_FREE_MB: String(1024 * 1024), SQLITE_BUSY_TIMEOUT_MS: '100' }),
+    bunServer(join(dir, 'captcha'), true, { CAPTCHA_PER_MINUTE: '3', MIN_FREE_MB: String(1024 * 1024), SQLITE_BUSY_TIMEOUT_MS: '50' }),
     // MIN_FREE_MB 0: uploads are not refused up front, so they meet the full disk while streaming.
     bunServer(fullDir, false, { ...limits, BACKUP_DIR: join(fullDir, 'backups'), MIN_FREE_MB: '0' }, smallDisk),
   ]);
@@ -348,7 +348,7 @@ describe('every response conforms to /openapi.json', () => {
     expect((await call('POST', '/auth/login', { json: { loginName: 'x' } })).status).toBe(400);
   }, 120_000);
 
-  test('503: every write while another connection holds the write lock beyond the wait (100 ms), with Retry-After', async () => {
+  test('503: every write while another connection holds the write lock beyond the wait (50 ms), with Retry-After', async () => {
     const writes = await writesOn(server.baseUrl);
     const other = new Database(join(dir, 'srv/admin.db'));
     other.run('BEGIN IMMEDIATE');
