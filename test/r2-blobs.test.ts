@@ -122,6 +122,29 @@ describe('R2 blob store (in-memory binding)', () => {
     expect(await readAll(await store.get(key))).toEqual(data);
   });
 
+  test('with a size hint, the parts the stream is known to fill are streamed as they arrive, only the rest is held', async () => {
+    const bucket = new FakeBucket();
+    const store = r2BlobStore(bucket);
+    const data = randomBytes(2 * R2_PART_BYTES + 12345);
+    const key = await sha256Hex(data);
+    // At least 1.5 parts: the first part streams, the rest (1 part + 12345) is held as before.
+    const staged = await store.stage(chunkedStream(data, 65_536), { atLeast: Math.floor(1.5 * R2_PART_BYTES) });
+    expect(bucket.partSizes).toEqual([R2_PART_BYTES, R2_PART_BYTES, 12345]);
+    expect(staged.size).toBe(data.byteLength);
+    await staged.commit(key);
+    await staged.discard();
+    expect(await readAll(await store.get(key))).toEqual(data);
+    // A file exactly as long as the hint: the streamed part is also the last one.
+    const exact = randomBytes(R2_PART_BYTES);
+    const s2 = await store.stage(chunkedStream(exact, 100_000), { atLeast: R2_PART_BYTES });
+    await s2.commit(await sha256Hex(exact));
+    expect(await readAll(await store.get(await sha256Hex(exact)))).toEqual(exact);
+    // A stream shorter than its hint is refused (400) and its multipart upload aborted.
+    const aborted = bucket.aborted;
+    await expect(store.stage(chunkedStream(randomBytes(1000), 100), { atLeast: R2_PART_BYTES + 1 })).rejects.toMatchObject({ status: 400 });
+    expect(bucket.aborted).toBe(aborted + 1);
+  });
+
   test('commit of an existing key writes nothing; stream errors abort the multipart upload', async () => {
     const bucket = new FakeBucket();
     const store = r2BlobStore(bucket);

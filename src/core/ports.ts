@@ -56,6 +56,12 @@ export interface ByteRange {
   length: number;
 }
 
+/** What the caller knows of a stream's size before reading it (from Content-Length). */
+export interface StageHint {
+  /** The stream carries at least this many bytes (a stream that ends sooner is refused). */
+  atLeast?: number;
+}
+
 /** A stream that has been written to temporary storage but has no content key yet. */
 export interface StagedBlob {
   /** Bytes written. */
@@ -72,7 +78,7 @@ export interface StagedBlob {
  */
 export interface BlobStore {
   /** Streams `body` into temporary storage; on any stream error nothing is left behind. */
-  stage(body: ReadableStream<Uint8Array>): Promise<StagedBlob>;
+  stage(body: ReadableStream<Uint8Array>, hint?: StageHint): Promise<StagedBlob>;
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
   head(key: string): Promise<{ size: number } | null>;
   delete(key: string): Promise<void>;

@@ -1,4 +1,5 @@
-import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports.ts';
+import type { BlobStore, ByteRange, StageHint, StagedBlob } from '../../core/ports.ts';
+import { AppError } from '../../core/errors.ts';
 
 /*
  * The parts of the Workers R2 binding this adapter uses, declared here so the project does not
@@ -72,31 +73,64 @@ function assertKey(key: string) {
 export function r2BlobStore(bucket: R2BucketLike): BlobStore {
   const objectKey = (key: string) => BLOB_PREFIX + key;
 
-  async function stage(body: ReadableStream<Uint8Array>): Promise<StagedBlob> {
+  async function stage(body: ReadableStream<Uint8Array>, hint: StageHint = {}): Promise<StagedBlob> {
     const reader = body.getReader();
     let held: Uint8Array[] = [];
     let heldBytes = 0;
     let size = 0;
     // Assigned inside sendPart; the cast keeps TypeScript from narrowing it to null below.
     let upload = null as { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null;
-    const sendPart = async () => {
+    const begin = async () => {
       if (!upload) {
         const key = STAGING_PREFIX + crypto.randomUUID();
         upload = { key, mp: await bucket.createMultipartUpload(key), parts: [] };
       }
+      return upload;
+    };
+    // Parts the stream is known to fill (hint.atLeast) are streamed to R2 as the bytes arrive,
+    // never held: each is exactly one part long, so its length is known up front. Only what comes
+    // after them is held and sent as below.
+    const direct = Math.floor((hint.atLeast ?? 0) / R2_PART_BYTES);
+    let started = 0;
+    let streaming: { writer: WritableStreamDefaultWriter<Uint8Array>; sent: Promise<R2UploadedPartLike>; left: number } | null = null;
+    const sendPart = async () => {
+      const up = await begin();
       const chunks = held;
       const length = heldBytes;
       held = [];
       heldBytes = 0;
-      upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, lengthStream(chunks, length)));
+      up.parts.push(await up.mp.uploadPart(up.parts.length + 1, lengthStream(chunks, length)));
     };
     try {
       for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.byteLength;
+        const read = await reader.read();
+        if (read.done) break;
+        size += read.value.byteLength;
+        let rest: Uint8Array = read.value;
+        while (rest.byteLength > 0 && (streaming || started < direct)) {
+          if (!streaming) {
+            started++;
+            const up = await begin();
+            const { readable, writable } = new FixedLengthStream(R2_PART_BYTES);
+            const writer = writable.getWriter();
+            const sent = up.mp.uploadPart(up.parts.length + 1, readable);
+            // A failed part upload makes the pending writes fail too instead of waiting forever.
+            sent.catch((e) => writer.abort(e).catch(() => undefined));
+            streaming = { writer, sent, left: R2_PART_BYTES };
+          }
+          const piece = rest.subarray(0, streaming.left);
+          rest = rest.subarray(piece.byteLength);
+          await streaming.writer.write(piece);
+          streaming.left -= piece.byteLength;
+          if (streaming.left === 0) {
+            await streaming.writer.close();
+            (await begin()).parts.push(await streaming.sent);
+            streaming = null;
+          }
+        }
+        if (rest.byteLength === 0) continue;
         // A view into a larger buffer (a parser's input chunk) is copied, so it does not keep that alive.
-        let chunk = value.byteLength === value.buffer.byteLength ? value : value.slice();
+        let chunk = rest.byteLength === rest.buffer.byteLength ? rest : rest.slice();
         while (heldBytes + chunk.byteLength >= R2_PART_BYTES) {
           const n = R2_PART_BYTES - heldBytes;
           held.push(chunk.subarray(0, n));
@@ -109,9 +143,11 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
           heldBytes += chunk.byteLength;
         }
       }
+      if (streaming) throw new AppError('BAD_REQUEST', 'file: the body is shorter than its Content-Length says');
       if (upload && heldBytes > 0) await sendPart();
       if (upload) await upload.mp.complete(upload.parts);
     } catch (e) {
+      if (streaming) await streaming.writer.abort(e).catch(() => undefined);
       await reader.cancel(e).catch(() => undefined);
       if (upload) await upload.mp.abort().catch(() => undefined);
       throw e;
