@@ -143,7 +143,18 @@ try {
       if (r.status !== 200) console.log(`upload ${i}: ${r.status} ${text.slice(0, 200)}`);
       return r.status;
     });
-  await upload(255); // warm-up
+  // Warm-up: one upload as a browser sends it (FormData, with Content-Length), read back whole.
+  const warm = new Uint8Array(SIZE);
+  crypto.getRandomValues(warm.subarray(0, 65536));
+  const form = new FormData();
+  form.append('file', new Blob([warm]), 'warm.bin');
+  const put = await fetch(`${base}/app/sysFile/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  const rec = (await put.json()) as { status: number; msg: string; data: { id: number; url?: string } };
+  if (put.status !== 200) throw new Error(`warm-up upload: ${put.status} ${rec.msg}`);
+  const got = await fetch(`${base}/app/sysFile/download?id=${rec.data.id}`, { headers: { authorization: `Bearer ${token}` } });
+  const back = new Uint8Array(await got.arrayBuffer());
+  if (got.status !== 200 || back.byteLength !== SIZE || !back.every((b, i) => b === warm[i])) throw new Error(`warm-up read back differs (${got.status}, ${back.byteLength} bytes)`);
+  console.log('warm-up: 7 MiB FormData upload read back identical');
   const inspector = await inspect(target.webSocketDebuggerUrl);
   const heap0 = await inspector.heap();
   if (!heap0) throw new Error('the isolate does not answer Runtime.getHeapUsage');
