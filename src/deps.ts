@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
 import type { Database } from './db/schema.ts';
 import type { AppKeys } from './core/keys.ts';
-import type { Atomic, BackupArchives, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports.ts';
+import type { Atomic, BackupArchives, ReadMany, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports.ts';
 import type { Lifecycle } from './core/readiness.ts';
 
 /**
@@ -22,6 +22,8 @@ export interface Deps {
   atomic: Atomic;
   /** Cached plain-SQL reads for hot paths (see ReadSql). */
   read: ReadSql;
+  /** Several reads in one round trip (see ReadMany). */
+  readMany: ReadMany;
   hasher: PasswordHasher;
   blobs?: BlobStore;
   clock: Clock;

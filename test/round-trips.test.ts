@@ -51,9 +51,10 @@ describe('D1 round trips per operation (workerd)', () => {
     counts['delegated grantMenu'] = (await op('POST', '/app/sysRole/grantMenu', d.token, { roleId: target.data.id, menuIds: d.menuIds.slice(0, 2) })).rt;
     console.log(counts);
     expect(counts).toEqual({
-      'guarded detail read': 2,
-      'page query (with count)': 2,
-      getLoginUserInformation: 2,
+      // Auth + data in one batch (deferred auth, src/http/auth-gate.ts).
+      'guarded detail read': 1,
+      'page query (with count)': 1,
+      getLoginUserInformation: 1,
       login: 4, // captcha off: lock check, slot reservation, user read, one batch
       'add user': 5,
       'edit user': 5,

@@ -8,7 +8,7 @@ import { randomIds, systemClock } from '../../core/ports.ts';
 import { wasmArgon2Hasher } from './argon2-wasm.ts';
 import type { D1Database } from './bindings.ts';
 import { workersClient } from './client.ts';
-import { D1Dialect, d1Atomic, d1Read } from './d1-dialect.ts';
+import { D1Dialect, d1Atomic, d1Read, d1ReadMany } from './d1-dialect.ts';
 import { r2BlobStore, type R2BucketLike } from './r2-blobs.ts';
 
 export interface WorkersDepsInput {
@@ -32,6 +32,7 @@ export function workersDeps({ config, d1, files, secret }: WorkersDepsInput, mor
     db: new Kysely<Database>({ dialect: new D1Dialect(d1) }),
     atomic: d1Atomic(d1),
     read: d1Read(d1),
+    readMany: d1ReadMany(d1),
     clock: systemClock,
     ids: randomIds,
     keys: createKeys(new TextEncoder().encode(secret)),

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import type { AuthUser } from '../../core/caller.ts';
+import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
 
 /**
@@ -80,17 +80,34 @@ export interface CallerScope {
   self: boolean;
 }
 
-/** Reads `auth`'s effective scope with one statement (the same fragments as the guards). */
-export async function callerScope(deps: Deps, auth: AuthUser): Promise<CallerScope> {
-  if (auth.isSuperAdmin) return { all: true, orgIds: [], self: true };
-  const c = auth.userId;
-  const q = sql<{ all_: number; orgs: string | null; self_: number }>`SELECT ${scopeAll(c)} AS all_,
+type ScopeRow = { all_: number; orgs: string | null; self_: number };
+
+/**
+ * The statement that reads user `callerId`'s effective scope (the same fragments as the guards);
+ * callerScopeOf turns its row into a CallerScope. Usable before the caller's auth row is known
+ * (a super admin's row says `all`: scopeAll covers the superAdmin role).
+ */
+export function callerScopeQuery(deps: Deps, callerId: number) {
+  const c = callerId;
+  return sql<ScopeRow>`SELECT ${scopeAll(c)} AS all_,
     (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) AS orgs,
     ${scopeSelf(c)} AS self_`.compile(deps.db);
-  const [row] = await deps.read<{ all_: number; orgs: string | null; self_: number }>(q.sql, q.parameters);
+}
+
+/** The CallerScope a row of callerScopeQuery describes. */
+export function callerScopeOf(found: unknown): CallerScope {
+  const row = found as ScopeRow | undefined;
   if (!row || row.all_ === 1) return { all: true, orgIds: [], self: true };
   const orgIds = (JSON.parse(row.orgs ?? '[]') as (number | null)[]).filter((id): id is number => id !== null).sort((a, b) => a - b);
   return { all: false, orgIds, self: row.self_ === 1 };
+}
+
+/** Reads `auth`'s effective scope with one statement (none for a known super admin). */
+export async function callerScope(deps: Deps, auth: AuthUser): Promise<CallerScope> {
+  if (knownSuperAdmin(auth)) return { all: true, orgIds: [], self: true };
+  const q = callerScopeQuery(deps, auth.userId);
+  const [row] = await deps.read<ScopeRow>(q.sql, q.parameters);
+  return callerScopeOf(row);
 }
 
 /**

@@ -14,7 +14,7 @@ import { inspectStream } from './inspect-stream.ts';
 import { openFilePart } from './multipart-file.ts';
 import { signedQuery, type LinkAction } from '../../core/signed-links.ts';
 import { idList } from '../../db/id-list.ts';
-import type { AuthUser } from '../../core/caller.ts';
+import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { callerHolds } from '../access/held.ts';
 import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
 
@@ -208,7 +208,7 @@ function mayLink(deps: Deps, auth: AuthUser, kind: FileKind) {
  */
 async function findRow(deps: Deps, kind: FileKind, id: number, auth?: AuthUser): Promise<FileRow> {
   let q = deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind);
-  if (auth && !auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('files.created_by')));
+  if (auth && !knownSuperAdmin(auth)) q = q.where(rowOfUserInScope(auth.userId, sql.ref('files.created_by')));
   const row = await q.executeTakeFirst();
   if (!row) throw notFound(kind === 'image' ? 'Image not found' : 'File not found');
   return row;
@@ -235,7 +235,7 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
   filtered = whereContains(filtered, 'content_type', p.contentType);
   if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
   filtered = whereCreatedBetween(filtered, 'created_at', p);
-  const page = await runPage(req, {
+  const page = await runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
     select: (qb) => qb.selectAll(),

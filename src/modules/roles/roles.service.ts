@@ -83,7 +83,7 @@ export async function pageRoles(deps: Deps, req: RolePageInput) {
   q = whereContains(q, 'roles.name', p.name);
   q = whereContains(q, 'roles.code', p.code);
   if (p.status) q = q.where('roles.status', '=', p.status);
-  return runPage(req, {
+  return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: q,
     select: (qb) => qb.select(ROLE_COLUMNS),
