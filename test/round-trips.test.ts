@@ -56,10 +56,28 @@ describe('D1 round trips per operation (workerd)', () => {
       'page query (with count)': 1,
       getLoginUserInformation: 1,
       login: 4, // captcha off: lock check, slot reservation, user read, one batch
-      'add user': 5,
-      'edit user': 5,
-      'grant role': 5,
-      'delegated grantMenu': 7,
+      // Pre-reads became guards of the write batch, which reads its answer back itself; the op-log
+      // row is written after the response (waitUntil).
+      'add user': 2,
+      'edit user': 2,
+      'grant role': 2,
+      'delegated grantMenu': 2,
     });
+  }, 60_000);
+
+  test('the op-log row written after the response is there, for a success and a refusal alike', async () => {
+    const before = await t.count('op_log');
+    const ok = await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: 'rt_logged', password: PASSWORD } });
+    const taken = await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: 'rt_logged', password: PASSWORD } });
+    expect([ok.status, taken.status]).toEqual([200, 409]);
+    expect(rt(ok.res)).toBe(2);
+    const rows = await t.rows<{ action: string; status: number; trace_id: string }>(
+      `SELECT action, status, trace_id FROM op_log ORDER BY id DESC LIMIT 2`,
+    );
+    expect(await t.count('op_log')).toBe(before + 2);
+    expect(rows.reverse()).toEqual([
+      { action: 'add', status: 200, trace_id: ok.json.traceId ?? ok.res.headers.get('x-trace-id') },
+      { action: 'add', status: 409, trace_id: taken.json.traceId },
+    ]);
   }, 60_000);
 });

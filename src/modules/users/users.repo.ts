@@ -1,4 +1,5 @@
-import { sql, type CompiledQuery, type SelectQueryBuilder } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { guardStatement } from '../../db/guards.ts';
 import type { Deps } from '../../deps.ts';
 import { idList } from '../../db/id-list.ts';
 import { pageStatements, runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
@@ -27,6 +28,16 @@ export async function findUserInScope(deps: Deps, auth: AuthUser, id: number) {
     AND ${userInScope(auth.userId, sql.ref('users.id'), sql.ref('users.org_id'))}`.compile(deps.db);
   const [row] = await deps.read<PublicUserRow>(q.sql, q.parameters);
   return row;
+}
+
+/** The user's public row with the org name, as a statement (the last of a write batch: its answer). */
+export function userRowQuery(deps: Deps, id: RawBuilder<unknown>): CompiledQuery {
+  return sql`SELECT ${sql.raw(USER_SELECT)} FROM ${sql.raw(USER_FROM)} WHERE users.id = ${id}`.compile(deps.db);
+}
+
+/** Guard: the user exists (else the batch fails with 404 "User not found", through out_of_scope's answer). */
+export function userExistsGuard(deps: Deps, id: number): CompiledQuery {
+  return guardStatement(deps.db, 'out_of_scope', sql`NOT EXISTS (SELECT 1 FROM users WHERE id = ${id})`);
 }
 
 /** Case-insensitive lookup, matching the users_login_name NOCASE index. */
