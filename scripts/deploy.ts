@@ -80,5 +80,5 @@ console.log(
     `  curl ${url}/health                      → {"status":200,...}\n` +
     `  log in as ${'"admin"'} (ADMIN_LOGIN_NAME) with ADMIN_PASSWORD at ${url}/docs, then change the password\n` +
     `  npx wrangler tail                          → the Worker's JSON log lines (also in the dashboard: Workers Logs)\n` +
-    `  optional: enable D1 read replication (README "Read replicas")`,
+    `  optional: enable D1 read replication (README "Read replicas"; D1_READ_REPLICATION = "true" in [vars])`,
 );

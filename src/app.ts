@@ -13,6 +13,7 @@ import { createRouter } from './http/router.ts';
 import { ensureSecurityHeaders, prepareSecurityHeaders } from './http/security-headers.ts';
 import { DbMeter, meteredDeps } from './http/server-timing.ts';
 import { newTraceId, traceIdFromParent } from './http/trace.ts';
+import { BOOKMARK_HEADER, validBookmark } from './http/bookmark.ts';
 import './http/context.ts';
 import { authRoutes } from './modules/auth/auth.routes.ts';
 import { backupRoutes } from './modules/backups/backups.routes.ts';
@@ -67,8 +68,8 @@ export function createApp(deps: Deps) {
   const corsMiddleware = cors({
     origin: (origin) => (config.CORS_ORIGINS.includes(origin) ? origin : null),
     allowMethods: ['GET', 'POST', 'OPTIONS'],
-    allowHeaders: ['Authorization', 'Content-Type', 'traceparent'],
-    exposeHeaders: ['X-Trace-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Content-Range'],
+    allowHeaders: ['Authorization', 'Content-Type', 'traceparent', BOOKMARK_HEADER],
+    exposeHeaders: ['X-Trace-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Content-Range', BOOKMARK_HEADER],
     maxAge: 600,
   });
   const jsonLimit = bodyLimit({
@@ -85,7 +86,12 @@ export function createApp(deps: Deps) {
     const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
     // Per request: the database calls it makes, counted for the Server-Timing header.
     const meter = config.SERVER_TIMING ? new DbMeter() : undefined;
-    c.set('deps', meter ? meteredDeps(deps, meter) : deps);
+    // Read replication (D1, when on): this request's sessions, from the bookmark the client sent
+    // back (a malformed one is ignored). Everything runs on the primary session until a read
+    // route's auth check passes (authenticate → deps.afterAuth).
+    const sessions = deps.replication?.(validBookmark(c.req.header(BOOKMARK_HEADER)));
+    const base: Deps = sessions ? { ...deps, ...sessions.primary, afterAuth: () => ({ ...deps, ...sessions.replica() }) } : deps;
+    c.set('deps', meter ? meteredDeps(base, meter) : base);
     c.set('traceId', traceId);
     // Before the body limit, which may replace c.req.raw and with it the peer address.
     c.set('client', captureClient(deps, c.req.raw, c.env));
@@ -116,6 +122,8 @@ export function createApp(deps: Deps) {
     // Tokens and the caller's own profile must never sit in a browser or proxy cache.
     if (NO_STORE.test(c.req.path)) headers.set('Cache-Control', 'no-store');
     if (meter) headers.append('Server-Timing', meter.header());
+    const bookmark = sessions?.bookmark();
+    if (bookmark) headers.set(BOOKMARK_HEADER, bookmark);
     if (config.LOG_REQUESTS) {
       log.log('info', 'request', { traceId, method, path: c.req.path, status: c.res.status, ms: deps.clock.now() - started });
     }

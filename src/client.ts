@@ -8,13 +8,44 @@ export type { AppType };
 /** Where the token comes from; called before every request, so a logout takes effect at once. */
 export type TokenSource = () => string | null | undefined | Promise<string | null | undefined>;
 
+/** The header a D1 read-replication bookmark travels in (README "Read replication"). */
+export const BOOKMARK_HEADER = 'X-D1-Bookmark';
+
+/** What a fetch function must accept (Bun's `typeof fetch` also has `preconnect`). */
+export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
 /**
- * `hc<AppType>` with the Bearer header added from `getToken` (when it yields a token).
+ * A fetch that carries the server's read-replication bookmark: it remembers the newest
+ * `X-D1-Bookmark` any answer carried (bookmarks sort oldest first) and sends it with every later
+ * request, so a read after a write is served by a replica that already has the write. Without
+ * replication (Bun, or D1_READ_REPLICATION off) no answer carries one and nothing is sent.
+ */
+export function bookmarkFetch(fetchImpl: FetchLike = (input, init) => fetch(input, init)) {
+  let latest: string | undefined;
+  const wrapped = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    let next = init;
+    if (latest) {
+      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+      headers.set(BOOKMARK_HEADER, latest);
+      next = { ...init, headers };
+    }
+    const res = await fetchImpl(input, next);
+    const got = res.headers.get(BOOKMARK_HEADER);
+    if (got && (!latest || got > latest)) latest = got;
+    return res;
+  }) as typeof fetch & { bookmark(): string | undefined };
+  wrapped.bookmark = () => latest;
+  return wrapped;
+}
+
+/**
+ * `hc<AppType>` with the Bearer header added from `getToken` (when it yields a token), and the
+ * read-replication bookmark carried from answer to request (bookmarkFetch).
  * Example: `createClient('http://127.0.0.1:3000', () => localStorage.getItem('token'))`.
  */
 export function createClient(baseUrl: string, getToken?: TokenSource, fetchImpl?: typeof fetch) {
   return hc<AppType>(baseUrl, {
-    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    fetch: bookmarkFetch(fetchImpl),
     headers: async (): Promise<Record<string, string>> => {
       const token = await getToken?.();
       return token ? { Authorization: `Bearer ${token}` } : {};

@@ -63,6 +63,11 @@ const schema = z
     LOG_REQUESTS: bool(true),
     /** A `Server-Timing: db;dur=…;desc="N rt"` header on every response (database time and round trips). */
     SERVER_TIMING: bool(true),
+    /**
+     * Workers only: D1 read replication through the Sessions API (auth and writes on the primary,
+     * the reads after the auth check on a replica at least as new as the client's X-D1-Bookmark).
+     */
+    D1_READ_REPLICATION: bool(false),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === 'production' && (!c.JWT_SECRET || new TextEncoder().encode(c.JWT_SECRET).length < 32)) {

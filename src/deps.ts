@@ -15,6 +15,23 @@ export interface ClientFacts {
   location?(req: Request, env: unknown): { country: string | null; city: string | null };
 }
 
+/** The database paths of Deps, what a D1 session replaces. */
+export type DbPaths = Pick<Deps, 'db' | 'atomic' | 'read' | 'readMany'>;
+
+/**
+ * One request's database under read replication (D1 Sessions API). Everything runs on `primary`
+ * (a session that starts on the primary) unless the request switches to `replica()` after its
+ * auth check passed; `bookmark()` is what the client should send back next time.
+ */
+export interface ReplicaSessions {
+  /** Auth, writes, login, logout, captcha: the newest state. */
+  primary: DbPaths;
+  /** The reads after the auth check: a replica at least as new as the client's bookmark (opened on first use). */
+  replica(): DbPaths;
+  /** The newest bookmark this request may hand out, or undefined (nothing ran and none came in). */
+  bookmark(): string | undefined;
+}
+
 /** Everything the app needs from the outside, chosen once by an entry point. */
 export interface Deps {
   config: Config;
@@ -40,4 +57,14 @@ export interface Deps {
   classifyError?: ClassifyError;
   /** Server only: backup archives (sysBackup answers 501 without them). */
   backups?: BackupArchives;
+  /**
+   * Workers with D1_READ_REPLICATION only: opens a request's sessions from the client's bookmark
+   * (already validated; undefined: none). Absent: one database, no bookmarks (Bun, replication off).
+   */
+  replication?: (bookmark: string | undefined) => ReplicaSessions;
+  /**
+   * Set per request by the app when replication is on: the deps for the reads after a passed auth
+   * check (the replica session). Absent: the request stays where it is.
+   */
+  afterAuth?: () => Deps;
 }

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import type { PermissionCode } from '../src/core/permissions.ts';
 import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
+import { onceBeforeWrite } from './support/rbac.ts';
 
 /**
  * Data scope and containment on users and roles, on Bun and on a real D1 (contract: "Delegation:
@@ -66,6 +67,8 @@ for (const runtime of RUNTIMES) {
       return { ...u, roleId, token: await t.login(u.loginName, PASSWORD) };
     }
 
+    const menusOf = async (roleId: number) =>
+      (await t.rows<{ m: number }>('SELECT menu_id AS m FROM role_menu WHERE role_id = ? ORDER BY menu_id', roleId)).map((r) => r.m);
     const roleVersion = async (id: number) => (await t.row<{ version: number }>('SELECT version FROM roles WHERE id = ?', id))!.version;
     const version = async (id: number) => (await t.row<{ version: number }>('SELECT version FROM users WHERE id = ?', id))!.version;
 
@@ -240,24 +243,16 @@ for (const runtime of RUNTIMES) {
         const c = await caller(USER_CODES, 'all', org.a);
         const target = await user(org.a);
         const strong = await role(['sys:opLog:clear']);
-        const atomic = t.deps.atomic;
-        let widened = false;
-        t.deps.atomic = async (q) => {
-          if (!widened) {
-            widened = true;
-            await t.rows('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)', target.id, strong);
-          }
-          return atomic(q);
-        };
+        const widen = onceBeforeWrite(t, () => t.exec('INSERT INTO user_role (user_id, role_id) VALUES (?, ?)', target.id, strong));
         try {
           const before = await t.row('SELECT password_hash, version, updated_at FROM users WHERE id = ?', target.id);
           const r = await post('/app/sysUser/resetPassword', { id: target.id, newPassword: 'Other-Passw0rd-1' }, c.token);
-          expect(widened).toBe(true);
+          expect(widen.ran()).toBe(true);
           expect(`${r.status} ${r.json.msg}`).toMatch(/^403 .*outside your authority/);
           expect(await t.row('SELECT password_hash, version, updated_at FROM users WHERE id = ?', target.id)).toEqual(before);
           expect(await t.row('SELECT count(*) AS n FROM sessions WHERE user_id = ? AND revoked_at IS NOT NULL', target.id)).toEqual({ n: 0 });
         } finally {
-          t.deps.atomic = atomic;
+          widen.restore();
         }
       });
     });
@@ -282,6 +277,51 @@ for (const runtime of RUNTIMES) {
           }
           const [path, body] = await op(await role(['sys:role:page'], 'custom', [org.a1]));
           expect((await post(path, body, c.token)).status).toBe(200);
+        });
+      }
+
+      test('grantMenu by a delegated admin: menus they do not hold cannot be granted or revoked (403, nothing changes)', async () => {
+        const c = await caller(['sys:role:grantMenu', 'sys:user:page'], 'all', org.a);
+        const [pageMenu, clearMenu] = await menuIds(['sys:user:page', 'sys:opLog:clear']);
+        const target = await role([]);
+        const before = await snap();
+        for (const ids of [[pageMenu!, clearMenu!], [clearMenu!]]) {
+          const r = await post('/app/sysRole/grantMenu', { roleId: target, menuIds: ids }, c.token);
+          expect(`${r.status} ${r.json.msg}`).toMatch(new RegExp(`^403 menuIds: .*not held: menu ${clearMenu}$`));
+        }
+        expect(await snap()).toBe(before);
+        expect((await post('/app/sysRole/grantMenu', { roleId: target, menuIds: [pageMenu!] }, c.token)).status).toBe(200);
+        expect(await menusOf(target)).toEqual([pageMenu!]);
+      });
+
+      // A menu the caller holds when the request is checked, but not any more when its batch runs:
+      // the batch itself refuses (403) and the role keeps its menus, for a grant and for a revoke,
+      // and whether or not the menu carries a code (code-less menus escape the containment guard,
+      // which looks at codes).
+      const RACES = [
+        ['grant', 'a button with a code'],
+        ['revoke', 'a menu without a code'],
+      ] as const;
+      for (const [change, kind] of RACES) {
+        test(`grantMenu race: the caller loses ${kind} between the check and the ${change} → 403, the role is unchanged`, async () => {
+          const c = await caller(['sys:role:grantMenu'], 'all', org.a);
+          const contested =
+            kind === 'a menu without a code'
+              ? (await t.row<{ id: number }>("SELECT id FROM menus WHERE permission IS NULL ORDER BY id LIMIT 1"))!.id
+              : (await menuIds(['sys:user:page']))[0]!;
+          await t.exec('INSERT INTO role_menu (role_id, menu_id) VALUES (?, ?)', c.roleId, contested);
+          const target = await role([]);
+          if (change === 'revoke') await t.exec('INSERT INTO role_menu (role_id, menu_id) VALUES (?, ?)', target, contested);
+          const menusBefore = await menusOf(target);
+          const revoke = onceBeforeWrite(t, () => t.exec('DELETE FROM role_menu WHERE role_id = ? AND menu_id = ?', c.roleId, contested));
+          try {
+            const r = await post('/app/sysRole/grantMenu', { roleId: target, menuIds: change === 'grant' ? [contested] : [] }, c.token);
+            expect(revoke.ran()).toBe(true);
+            expect(`${r.status} ${r.json.msg}`).toMatch(/^403 .*outside your authority/);
+            expect(await menusOf(target)).toEqual(menusBefore);
+          } finally {
+            revoke.restore();
+          }
         });
       }
 

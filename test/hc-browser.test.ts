@@ -28,15 +28,24 @@ describe('hc client in a browser-only project', () => {
     const r = spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(ROOT, 'examples/hc-spa/tsconfig.json')], { encoding: 'utf8', timeout: 280_000 });
     expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
     expect(r.status).toBe(0);
+    // The per-kind checks are part of that run: exact FileRecord / ImageRecord answers, and a file
+    // record's width must stay a type error (examples/hc-spa/per-kind.ts).
+    const checks = readFileSync(join(ROOT, 'examples/hc-spa/per-kind.ts'), 'utf8');
+    expect(checks.match(/^\s*\/\/ @ts-expect-error/gm)?.length).toBe(2);
+    expect(readFileSync(join(ROOT, 'examples/hc-spa/tsconfig.json'), 'utf8')).toContain('"per-kind.ts"');
   }, 300_000);
 
-  test('and runs: menu route names, numeric ids, a typed upload form', async () => {
-    const out = await session(server.baseUrl, 'admin', E2E_ADMIN_PASSWORD, new Blob([PNG], { type: 'image/png' }));
+  test('and runs: menu route names, numeric ids, typed upload forms, per-kind records', async () => {
+    const file = new File(['hello'], 'hello.txt', { type: 'text/plain' });
+    const out = await session(server.baseUrl, 'admin', E2E_ADMIN_PASSWORD, new Blob([PNG], { type: 'image/png' }), file);
     expect(out.names).toContain('UserManagement');
     expect(out.names).toContain('Users');
     expect(new Set(out.names).size).toBe(out.names.length);
     expect(out.firstChildPath).toBe('/user/list');
     expect(out.preview.url).toStartWith('/app/sysImage/preview?');
+    expect(out.imageSize).toBe('1x1');
+    expect(out.widths).toContain(1);
+    expect(out.fileName).toBe('hello.txt');
     expect(out.loggedOut).toBe(true);
     expect(routeNames([])).toEqual([]);
   }, 60_000);

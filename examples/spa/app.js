@@ -28,11 +28,23 @@
 
   const token = () => sessionStorage.getItem(TOKEN_KEY);
 
+  // D1 read replication (README "Read replication"): the newest X-D1-Bookmark the API sent is sent
+  // back with every request, so a read after a write sees the write. Bookmarks sort oldest first.
+  // Without replication the API sends none and nothing is sent.
+  const BOOKMARK_KEY = 'edge-admin-bookmark@' + API;
+  const rememberBookmark = (res) => {
+    const b = res.headers.get('X-D1-Bookmark');
+    const old = sessionStorage.getItem(BOOKMARK_KEY);
+    if (b && (!old || b > old)) sessionStorage.setItem(BOOKMARK_KEY, b);
+  };
+
   /** Calls the API and unwraps the envelope {status, msg, data, traceId}; throws ApiError on failure. */
   async function api(path, { method = 'GET', json, form } = {}) {
     const headers = {};
     const t = token();
     if (t) headers.Authorization = 'Bearer ' + t;
+    const bookmark = sessionStorage.getItem(BOOKMARK_KEY);
+    if (bookmark) headers['X-D1-Bookmark'] = bookmark;
     let body;
     if (json !== undefined) {
       headers['Content-Type'] = 'application/json';
@@ -41,6 +53,7 @@
       body = form; // the browser sets the multipart boundary
     }
     const res = await fetch(API + path, { method, headers, body });
+    rememberBookmark(res);
     let envelope = null;
     try {
       envelope = await res.json();
@@ -127,6 +140,7 @@
       // Already logged out on the server: forgetting the token is all that is left.
     }
     sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(BOOKMARK_KEY);
     await showLogin('');
   }
 

@@ -94,8 +94,12 @@ export async function verifyToken(c: Parameters<MiddlewareHandler>[0]): Promise<
  * is deferred to the handler's first read batch (http/auth-gate.ts): one D1 round trip for auth
  * and data. Routes that record an op-log row authenticate here and now and enforce later, in
  * enforcePermission, so that the refusal is recorded too.
+ * With `replicaReads` (plain read routes) and read replication on (deps.afterAuth), nothing is
+ * deferred: the auth statement must see the primary and the data should not, so the check runs
+ * here on the primary and the rest of the request reads from the replica session (README "Read
+ * replicas", trade-off with one-round-trip reads).
  */
-export function authenticate(code: PermissionCode | null, enforce = false): MiddlewareHandler {
+export function authenticate(code: PermissionCode | null, enforce = false, replicaReads = false): MiddlewareHandler {
   return async (c, next) => {
     const deps = c.var.deps;
     const { userId, sessionId } = await verifyToken(c);
@@ -110,9 +114,12 @@ export function authenticate(code: PermissionCode | null, enforce = false): Midd
       c.set('permitted', permitted);
       return { row, isSuperAdmin, permitted };
     };
-    if (!enforce) {
-      const { row, isSuperAdmin } = judge((await deps.read<AuthRow>(AUTH_SQL, parameters))[0]);
+    const toReplica = replicaReads && deps.afterAuth !== undefined;
+    if (!enforce || toReplica) {
+      const { row, isSuperAdmin, permitted } = judge((await deps.read<AuthRow>(AUTH_SQL, parameters))[0]);
       c.set('auth', { userId: row.user_id, loginName: row.login_name, sessionId, isSuperAdmin });
+      if (enforce && !permitted) throw forbidden();
+      if (toReplica) c.set('deps', deps.afterAuth!());
       await next();
       return;
     }

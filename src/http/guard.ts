@@ -15,6 +15,11 @@ export interface GuardOptions {
   oplog?: boolean;
   /** Also accept a signed link for this action instead of the bearer token (download/preview). */
   signedLink?: LinkAction;
+  /**
+   * A route without an op-log that still writes (logout, backups): it stays on the primary under
+   * read replication. Plain read routes read from a replica after their auth check.
+   */
+  primary?: boolean;
 }
 
 /**
@@ -34,7 +39,7 @@ export function guarded<R extends RouteConfig>(
       ? [signedOr(code, opts.signedLink), enforcePermission]
       : opts.oplog
         ? [authenticate(code), recordOperation, enforcePermission]
-        : [authenticate(code, true)];
+        : [authenticate(code, true, !opts.primary)];
   const out: RouteConfig = {
     ...route,
     security: opts.signedLink ? [{ bearerAuth: [] }, { signedLink: [] }] : [{ bearerAuth: [] }],

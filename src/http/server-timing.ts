@@ -88,5 +88,7 @@ export function meteredDeps(deps: Deps, meter: DbMeter): Deps {
       ? Object.assign((statements: Parameters<Deps['readMany']>[0]) => meter.time(() => deps.readMany(statements)), { oneTrip: true })
       : readEach((sql, params) => meter.time(() => deps.read(sql, params))),
     atomic: (queries) => meter.time(() => deps.atomic(queries)),
+    // The replica session's calls count on the same meter.
+    ...(deps.afterAuth ? { afterAuth: () => meteredDeps(deps.afterAuth!(), meter) } : {}),
   };
 }

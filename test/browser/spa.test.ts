@@ -170,6 +170,43 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium'), () => {
     await page.close();
   });
 
+  test('read replication: the SPA sends back the newest X-D1-Bookmark it was given (through CORS)', async () => {
+    // The Bun API has no replicas and sends no bookmark: the answers get one added on the way, as
+    // a replicated D1 deployment would send them. The API's CORS must expose and allow the header.
+    const older = `00000001-00000000-00000000-${'0'.repeat(32)}`;
+    const newer = `00000002-00000000-00000000-${'0'.repeat(32)}`;
+    const page = await open(noCaptcha);
+    await page.route(`${noCaptcha.url}/**`, async (route) => {
+      if (route.request().method() === 'OPTIONS') return route.continue();
+      const response = await route.fetch();
+      const path = new URL(route.request().url()).pathname;
+      const bookmark = path === '/auth/login' ? newer : older;
+      await route.fulfill({ response, headers: { ...response.headers(), 'x-d1-bookmark': bookmark } });
+    });
+    const sent: [string, string | undefined][] = [];
+    page.on('request', (r) => {
+      // The SPA's fetches (an <img src> preview cannot carry headers: it reads by signed link).
+      if (r.url().startsWith(noCaptcha.url) && r.method() !== 'OPTIONS' && r.resourceType() === 'fetch') sent.push([new URL(r.url()).pathname, r.headers()['x-d1-bookmark']]);
+    });
+    await page.waitForSelector('#login-form', { state: 'visible' });
+    await page.fill('#login-name', 'admin');
+    await page.fill('#password', ADMIN_PASSWORD);
+    await page.click('#login-submit');
+    await page.waitForSelector('body[data-ready="true"]');
+    const login = sent.findIndex(([p]) => p === '/auth/login');
+    expect(login).toBeGreaterThanOrEqual(0);
+    const after = sent.slice(login + 1);
+    expect(after.length).toBeGreaterThan(1);
+    // Every request after the login carries the login's (newer) bookmark, never the older ones
+    // the reads answered with.
+    expect(after).toEqual(after.map(([p]) => [p, newer] as [string, string]));
+    // Logging out forgets the token; a bookmark is no secret (the next answers bring a new one).
+    await page.click('#logout');
+    await page.waitForSelector('#login-form', { state: 'visible' });
+    expect(await page.evaluate(() => Object.keys(sessionStorage).filter((k) => k.startsWith('edge-admin-token')))).toEqual([]);
+    await page.close();
+  });
+
   test('a page on an origin missing from CORS_ORIGINS cannot read the API; the listed origin can', async () => {
     const probe = (api: string) =>
       fetch(`${api}/health`).then(

@@ -49,6 +49,8 @@ export interface TestAppOptions {
   logLines?: string[];
   /** Bun only: a database file instead of ':memory:' (for tests that need a second connection). */
   databasePath?: string;
+  /** D1 only: what the app gets instead of the fresh D1 database (e.g. a lagging replica pair). */
+  wrapD1?: (fresh: D1Database) => D1Database | Promise<D1Database>;
 }
 
 type SqlValue = string | number | null;
@@ -88,7 +90,8 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   let deps: Deps;
   let rowsOf: RowsOf;
   if (opts.runtime === 'd1') {
-    const db1 = (d1 = await freshD1());
+    const fresh = await freshD1();
+    const db1 = (d1 = opts.wrapD1 ? await opts.wrapD1(fresh) : fresh);
     deps = workersDeps({ config, d1: db1, secret: TEST_SECRET }, pinned);
     rowsOf = async <T>(sql: string, params: SqlValue[]) => ((await db1.prepare(sql).bind(...params).all<T>()).results ?? []) as T[];
   } else {

@@ -133,3 +133,21 @@ export async function withWriteBarrier<T>(t: AnyTestApp, parties: number, fn: ()
     t.deps.atomic = atomic;
   }
 }
+
+/**
+ * Runs `change` (a write behind the app's back) once, just before the next deps.atomic batch: after
+ * the request's early checks, before its write — the interleaving a guard inside the batch must
+ * catch. Returns `ran()` (did the change happen? a race test must assert it) and `restore()`.
+ */
+export function onceBeforeWrite(t: AnyTestApp, change: () => Promise<unknown>) {
+  const atomic = t.deps.atomic;
+  let ran = false;
+  t.deps.atomic = async (q) => {
+    if (!ran) {
+      ran = true;
+      await change();
+    }
+    return atomic(q);
+  };
+  return { ran: () => ran, restore: () => void (t.deps.atomic = atomic) };
+}

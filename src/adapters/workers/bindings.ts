@@ -28,6 +28,15 @@ export interface D1PreparedStatement {
 export interface D1Database {
   prepare(sql: string): D1PreparedStatement;
   batch<T = Record<string, unknown>>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]>;
+  /** The Sessions API (read replication): 'first-primary', 'first-unconstrained' or a bookmark. */
+  withSession?(constraintOrBookmark: string): D1DatabaseSession;
+}
+
+/** A D1 session: its queries are sequentially consistent; getBookmark() is the newest state it saw (null before any query). */
+export interface D1DatabaseSession {
+  prepare(sql: string): D1PreparedStatement;
+  batch<T = Record<string, unknown>>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]>;
+  getBookmark(): string | null;
 }
 
 export interface WorkerExecutionContext {

@@ -9,6 +9,7 @@ import { wasmArgon2Hasher } from './argon2-wasm.ts';
 import type { D1Database } from './bindings.ts';
 import { workersClient } from './client.ts';
 import { D1Dialect, d1Atomic, d1Read, d1ReadMany } from './d1-dialect.ts';
+import { d1Replication } from './d1-replicas.ts';
 import { r2BlobStore, type R2BucketLike } from './r2-blobs.ts';
 
 export interface WorkersDepsInput {
@@ -37,6 +38,8 @@ export function workersDeps({ config, d1, files, secret }: WorkersDepsInput, mor
     ids: randomIds,
     keys: createKeys(new TextEncoder().encode(secret)),
     client: workersClient,
+    // Off (the default): every statement on the binding, i.e. the primary, and no bookmarks.
+    ...(config.D1_READ_REPLICATION ? { replication: d1Replication(d1) } : {}),
     ...more,
     hasher: more.hasher ?? wasmArgon2Hasher(),
     blobs: 'blobs' in more ? more.blobs : files ? r2BlobStore(files) : undefined,

@@ -49,25 +49,53 @@ export const scopeOrgs = (u: UserRef, anyStatus = false) =>
   sql<number>`(SELECT oc.descendant_id FROM org_closure oc WHERE oc.ancestor_id IN ${scopeRoots(u, anyStatus)}
     UNION SELECT * FROM ${scopeExact(u, anyStatus)})`;
 
+/** Read through `+`: STAT4 builds re-plan a statement whenever a value the planner could use is re-bound (see http/auth.ts). */
+const plus = (u: UserRef) => sql`+${u}`;
+
+/** The caller's enabled roles, as `sr` rows (for the conditions below, which look at one role at a time). */
+const enabledRolesOf = (c: UserRef) =>
+  sql`user_role sur JOIN roles sr ON sr.id = sur.role_id WHERE sur.user_id = ${plus(c)} AND sr.status = 'enabled'`;
+
+/**
+ * The role `sr` (one of `c`'s) covers organisation `org` (an SQL value, may be NULL): orgAndBelow
+ * of c's organisation, org = exactly c's organisation, custom = its listed subtrees. Each kind is
+ * one or two primary-key lookups (users, org_closure (ancestor, descendant), role_scope_org).
+ */
+const roleCoversOrg = (c: UserRef, org: RawBuilder<unknown>) =>
+  sql<boolean>`((sr.data_scope = 'orgAndBelow' AND EXISTS (SELECT 1 FROM users su JOIN org_closure soc ON soc.ancestor_id = su.org_id
+      WHERE su.id = ${plus(c)} AND soc.descendant_id = ${org}))
+    OR (sr.data_scope = 'org' AND ${org} = (SELECT su.org_id FROM users su WHERE su.id = ${plus(c)}))
+    OR (sr.data_scope = 'custom' AND EXISTS (SELECT 1 FROM role_scope_org srs JOIN org_closure soc ON soc.ancestor_id = srs.org_id
+      WHERE srs.role_id = sr.id AND soc.descendant_id = ${org})))`;
+
+/** `c`'s scope covers at least one organisation (same as `EXISTS scopeOrgs(c)`: every org is its own descendant). */
+const coversOrgs = (c: UserRef) =>
+  sql<boolean>`EXISTS (SELECT 1 FROM ${enabledRolesOf(c)} AND (
+    (sr.data_scope IN ('orgAndBelow', 'org') AND (SELECT su.org_id FROM users su WHERE su.id = ${plus(c)}) IS NOT NULL)
+    OR (sr.data_scope = 'custom' AND EXISTS (SELECT 1 FROM role_scope_org srs WHERE srs.role_id = sr.id))))`;
+
 /** `u` sees their own rows: a `self` role, or a scope that covers no organisation at all. */
-export const scopeSelf = (u: UserRef) =>
-  sql<boolean>`(${hasKind(u, 'self', false)} OR NOT EXISTS (SELECT 1 FROM ${scopeOrgs(u)}))`;
+export const scopeSelf = (u: UserRef) => sql<boolean>`(${hasKind(u, 'self', false)} OR NOT ${coversOrgs(u)})`;
 
 /**
  * Organisation `org` (an SQL value, may be NULL) is in `caller`'s scope, leaving `all` aside.
- * Correlated form: a few index lookups per row, for detail reads and guards.
+ * Correlated form: a few index lookups per role of the caller, for detail reads and guards.
  */
-export const orgInScope = (caller: number, org: RawBuilder<unknown>) =>
-  sql<boolean>`(${org} IN ${scopeExact(caller, false)}
-    OR EXISTS (SELECT 1 FROM org_closure oc WHERE oc.descendant_id = ${org} AND oc.ancestor_id IN ${scopeRoots(caller, false)}))`;
+export const orgInScope = (caller: UserRef, org: RawBuilder<unknown>) =>
+  sql<boolean>`EXISTS (SELECT 1 FROM ${enabledRolesOf(caller)} AND ${roleCoversOrg(caller, org)})`;
 
 /**
  * The row of user `userId` (column refs; `orgId` their organisation) is in `caller`'s scope.
  * THE rule for one user; everything that concerns a user (sessions, logs, files) applies it to
- * that user.
+ * that user. One EXISTS over the caller's enabled roles (all / superAdmin / covers the org / self
+ * is the user), plus "a scope covering no organisation sees its owner", which SQLite only looks at
+ * when the user is the caller. Its only bound value is `caller` (written `+?`), so its text can be
+ * compiled once (findUserInScope) and the plan stays cached.
  */
-export const userInScope = (caller: number, userId: RawBuilder<unknown>, orgId: RawBuilder<unknown>) =>
-  sql<boolean>`(${scopeAll(caller)} OR ${orgInScope(caller, orgId)} OR (${userId} = ${caller} AND ${scopeSelf(caller)}))`;
+export const userInScope = (caller: UserRef, userId: RawBuilder<unknown>, orgId: RawBuilder<unknown>) =>
+  sql<boolean>`(EXISTS (SELECT 1 FROM ${enabledRolesOf(caller)} AND (sr.data_scope = 'all' OR sr.code = ${sql.lit(SUPER_ADMIN_ROLE)}
+      OR ${roleCoversOrg(caller, orgId)} OR (sr.data_scope = 'self' AND ${userId} = ${plus(caller)})))
+    OR (${userId} = ${plus(caller)} AND NOT ${coversOrgs(caller)}))`;
 
 /** Users (ids, as a subquery) in `caller`'s scope among `candidates` (an SQL list or subquery). */
 export const usersInScope = (caller: number, candidates: RawBuilder<unknown>) =>

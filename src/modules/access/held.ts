@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { authSettled, type AuthUser } from '../../core/caller.ts';
 import { forbidden } from '../../core/errors.ts';
 import type { PermissionCode } from '../../core/permissions.ts';
 import { holdsCodeSql } from '../../db/holds-code.ts';
+import { guardStatement } from '../../db/guards.ts';
 import { idList, idsShown } from '../../db/id-list.ts';
 
 const HOLDS_SQL = `SELECT ${holdsCodeSql('+?')} AS has_perm`;
@@ -24,6 +25,30 @@ export async function callerHolds(deps: Deps, auth: AuthUser, code: PermissionCo
 export const heldMenuIds = (userId: number) =>
   sql<number>`(SELECT rm.menu_id FROM role_menu rm JOIN user_role ur ON ur.role_id = rm.role_id
     JOIN roles r ON r.id = rm.role_id AND r.status = 'enabled' WHERE ur.user_id = ${userId})`;
+
+/**
+ * Guard (none for a super admin) for grantMenu's rule "a delegated admin adds or removes only menus
+ * they hold", judged inside the write's batch, before its writes: a menu of `menuIds` the role
+ * lacks, or a menu of the role missing from `menuIds`, that the caller does not hold at that moment
+ * fails the batch (403 outside_authority, nothing changed). So a revoke racing the request cannot
+ * slip between the early check and the write, also for menus without a code, which the containment
+ * guard (codes only) would not see.
+ */
+export function changedMenusHeldGuard(deps: Deps, auth: AuthUser, roleId: number, menuIds: readonly number[]): CompiledQuery[] {
+  if (auth.isSuperAdmin) return [];
+  const list = JSON.stringify(menuIds);
+  const held = heldMenuIds(auth.userId);
+  return [
+    guardStatement(
+      deps.db,
+      'outside_authority',
+      sql`(EXISTS (SELECT 1 FROM json_each(${list}) gj WHERE gj.value NOT IN (SELECT grm.menu_id FROM role_menu grm WHERE grm.role_id = ${roleId})
+          AND gj.value NOT IN ${held})
+        OR EXISTS (SELECT 1 FROM role_menu grm WHERE grm.role_id = ${roleId} AND grm.menu_id NOT IN (SELECT value FROM json_each(${list}))
+          AND grm.menu_id NOT IN ${held}))`,
+    ),
+  ];
+}
 
 /**
  * Rule: a caller who is not a super admin may only grant or revoke roles all of whose menus they

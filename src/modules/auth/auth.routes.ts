@@ -58,6 +58,7 @@ const logoutRoute = guarded(
     summary: "Revoke the caller's own session",
     responses: okResponse('Logged out', z.null()),
   }),
+  { primary: true },
 );
 
 export const authRoutes = createRouter()

@@ -4,7 +4,10 @@ import { guarded } from '../../http/guard.ts';
 import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { blobResponse, SERVED_FILE_TYPES } from './download.ts';
 import { IMAGE_CONTENT_TYPES } from './image-sniff.ts';
+import type { Context } from 'hono';
 import type { AuthUser } from '../../core/caller.ts';
+import type { PermissionCode } from '../../core/permissions.ts';
+import type { LinkAction } from '../../core/signed-links.ts';
 import {
   DownloadQuery,
   FileIdsRequest,
@@ -15,6 +18,8 @@ import {
   ImagePageRequest,
   ImageSchema,
   uploadBody,
+  type FileRecord,
+  type ImageRecord,
 } from './files.schemas.ts';
 import { blobStore, deleteFiles, downloadRow, fileDetail, KIND, pageFiles, uploadFile, type FileKind } from './files.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
@@ -25,39 +30,79 @@ const binary = z.string().openapi({ type: 'string', format: 'binary' });
 /** The same binary body under each media type the content can be served with. */
 const binaryContent = (types: readonly string[]) => Object.fromEntries(types.map((t) => [t, { schema: binary }]));
 
-const SPEC = {
-  file: {
-    tag: 'Files',
-    noun: 'file',
-    record: FileSchema,
-    pageRequest: FilePageRequest,
-    page: FilePage,
-    limit: '50 MiB',
-    media: SERVED_FILE_TYPES,
-    fetchCode: 'sys:file:download',
-    fetchSummary: 'Download a file (attachment; ETag/304, single byte ranges; bearer token or signed link)',
-  },
-  image: {
-    tag: 'Images',
-    noun: 'image',
-    record: ImageSchema,
-    pageRequest: ImagePageRequest,
-    page: ImagePage,
-    limit: '10 MiB',
-    media: Object.values(IMAGE_CONTENT_TYPES),
-    fetchCode: 'sys:image:preview',
-    fetchSummary: 'Show an image (inline; ETag/304, single byte ranges; bearer token or signed link)',
-  },
+/**
+ * What differs between the two route groups. Everything a typed client sees is its own type
+ * parameter here, so each group's route types stay per kind (a file record is not an image record).
+ */
+interface KindSpec<K extends FileKind, M extends string, A extends LinkAction, R extends z.ZodType, P extends z.ZodType, X extends object> {
+  kind: K;
+  module: M;
+  action: A;
+  tag: string;
+  noun: string;
+  record: R;
+  pageRequest: typeof FilePageRequest; // the same for both kinds (only its name differs)
+  page: P;
+  limit: string;
+  media: readonly string[];
+  uploadSummary: string;
+  uploadErrors: X;
+  fetchCode: PermissionCode;
+  fetchSummary: string;
+}
+
+const FILE = {
+  ...KIND.file,
+  kind: 'file',
+  tag: 'Files',
+  noun: 'file',
+  record: FileSchema,
+  pageRequest: FilePageRequest,
+  page: FilePage,
+  limit: '50 MiB',
+  media: SERVED_FILE_TYPES,
+  uploadSummary: 'Upload a file (streamed; identical content is stored once)',
+  uploadErrors: {},
+  fetchCode: 'sys:file:download',
+  fetchSummary: 'Download a file (attachment; ETag/304, single byte ranges; bearer token or signed link)',
 } as const;
 
-/** The route group of one kind: sysFile (file) or sysImage (image). */
-function makeRoutes<K extends FileKind>(kind: K) {
-  const { module, action } = KIND[kind];
-  const s = SPEC[kind];
+const IMAGE = {
+  ...KIND.image,
+  kind: 'image',
+  tag: 'Images',
+  noun: 'image',
+  record: ImageSchema,
+  pageRequest: ImagePageRequest,
+  page: ImagePage,
+  limit: '10 MiB',
+  media: Object.values(IMAGE_CONTENT_TYPES),
+  uploadSummary: 'Upload a PNG, JPEG, GIF or WebP image (checked by magic bytes; size from the header)',
+  uploadErrors: { 415: errorResponse('Not a PNG, JPEG, GIF or WebP image, corrupt, truncated or of absurd dimensions') },
+  fetchCode: 'sys:image:preview',
+  fetchSummary: 'Show an image (inline; ETag/304, single byte ranges; bearer token or signed link)',
+} as const;
+
+/**
+ * `ok` for the answers typed by the kind's record schema (page, detail). The services type a record
+ * as the file-or-image union, and inside the generic factory TypeScript cannot follow `s.kind` to
+ * `s.record`; the route declares the kind's own schema (what hc<AppType> shows), and the conformance
+ * test validates every answer against it at run time.
+ */
+const okOfKind = (c: Context, data: FileRecord | ImageRecord | { records: (FileRecord | ImageRecord)[] }) => ok(c, data) as never;
+
+/**
+ * The route group of one kind: sysFile (file) or sysImage (image). Generic over each part of the
+ * spec, not over the kind: a lookup `SPEC[kind]` widens every route's types to the file-or-image union.
+ */
+function makeRoutes<K extends FileKind, M extends string, A extends LinkAction, R extends z.ZodType, P extends z.ZodType, X extends object>(
+  s: KindSpec<K, M, A, R, P, X>,
+) {
+  const { kind, module, action } = s;
   // `as const` keeps the literal paths in the route types, so hc<AppType> gets .sysFile/.sysImage.
   const base = `/app/${module}` as const;
   const tags = [s.tag];
-  const code = <A extends string>(a: A) => `sys:${kind}:${a}` as const;
+  const code = <V extends string>(verb: V) => `sys:${kind}:${verb}` as const;
 
   const uploadRoute = guarded(
     code('upload'),
@@ -65,15 +110,12 @@ function makeRoutes<K extends FileKind>(kind: K) {
       method: 'post',
       path: `${base}/upload`,
       tags,
-      summary:
-        kind === 'image'
-          ? 'Upload a PNG, JPEG, GIF or WebP image (checked by magic bytes; size from the header)'
-          : 'Upload a file (streamed; identical content is stored once)',
+      summary: s.uploadSummary,
       request: { body: uploadBody(s.limit) },
       responses: {
         ...okResponse(`The stored ${s.noun}`, s.record),
         413: errorResponse(`The ${s.noun} is over the size limit`),
-        ...(kind === 'image' ? { 415: errorResponse('Not a PNG, JPEG, GIF or WebP image, corrupt, truncated or of absurd dimensions') } : {}),
+        ...s.uploadErrors,
       },
     }),
     { oplog: true },
@@ -158,8 +200,8 @@ function makeRoutes<K extends FileKind>(kind: K) {
       });
       return ok(c, record);
     })
-    .openapi(pageRoute, async (c) => ok(c, await pageFiles(c.var.deps, c.var.auth, kind, c.req.valid('json'))))
-    .openapi(detailRoute, async (c) => ok(c, await fileDetail(c.var.deps, c.var.auth, kind, c.req.valid('query').id)))
+    .openapi(pageRoute, async (c) => okOfKind(c, await pageFiles(c.var.deps, c.var.auth, kind, c.req.valid('json'))))
+    .openapi(detailRoute, async (c) => okOfKind(c, await fileDetail(c.var.deps, c.var.auth, kind, c.req.valid('query').id)))
     .openapi(deleteRoute, async (c) => {
       await deleteFiles(c.var.deps, c.var.auth, kind, c.req.valid('json').ids);
       return ok(c, null);
@@ -173,5 +215,5 @@ function makeRoutes<K extends FileKind>(kind: K) {
     });
 }
 
-export const fileRoutes = makeRoutes('file');
-export const imageRoutes = makeRoutes('image');
+export const fileRoutes = makeRoutes(FILE);
+export const imageRoutes = makeRoutes(IMAGE);

@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { callerHolds, heldMenuIds } from '../access/held.ts';
+import { callerHolds, changedMenusHeldGuard, heldMenuIds } from '../access/held.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { guardStatement } from '../../db/guards.ts';
@@ -252,8 +252,8 @@ export async function changeRoleStatus(deps: Deps, auth: AuthUser, input: { id: 
  * Replaces the role's menus atomically; an unknown menu id fails the whole write (400).
  * Rule: a caller who is not a super admin may only add or remove menus they hold themselves (granted
  * to one of their enabled roles), else 403 naming the menus; so sys:role:grantMenu cannot hand out
- * a code (e.g. sys:user:grantRole) its holder lacks. Their write also touches only held menus, so a
- * grant changing meanwhile cannot widen it.
+ * a code (e.g. sys:user:grantRole) its holder lacks. A guard in the write's batch judges the rule
+ * again (403, nothing changed), so a revoke of the caller's menus landing meanwhile cannot widen it.
  */
 export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: number; menuIds: number[] }) {
   const { db } = deps;
@@ -261,48 +261,27 @@ export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: nu
   const target = sql`(SELECT ${input.roleId})`;
   const list = JSON.stringify(input.menuIds);
   // One batch, every check a guard in it, in the order the answers take: the role exists (404),
-  // the menus exist (400: a foreign-key failure), the caller holds every menu they add or remove
-  // (403), the role is within their authority (403). Then the write.
-  const queries: CompiledQuery[] = [
-    guardStatement(db, 'out_of_scope', sql`NOT EXISTS (SELECT 1 FROM roles WHERE id = ${input.roleId})`),
-    ...roleAuthorityGuard(deps, auth, target),
-  ];
-  if (auth.isSuperAdmin) {
-    queries.push(db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
-    if (input.menuIds.length > 0) {
-      queries.push(sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})`.compile(db));
-    }
-  } else {
-    const held = heldMenuIds(auth.userId);
-    queries.unshift(
-      queries.shift()!,
+  // the menus exist (400: a foreign-key failure), a delegated admin holds every menu they add or
+  // remove at that moment (403, changedMenusHeldGuard), the role is within their authority (403).
+  // Then the write, and the authority again after it.
+  const queries: CompiledQuery[] = [guardStatement(db, 'out_of_scope', sql`NOT EXISTS (SELECT 1 FROM roles WHERE id = ${input.roleId})`)];
+  if (!auth.isSuperAdmin) {
+    queries.push(
       // Inserts a row only for a menu that does not exist: its foreign key fails the batch (400).
       sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})
         WHERE value NOT IN (SELECT id FROM menus)`.compile(db),
-      guardStatement(
-        db,
-        'outside_authority',
-        sql`EXISTS (SELECT 1 FROM json_each(${list}) w WHERE w.value NOT IN (SELECT menu_id FROM role_menu WHERE role_id = ${input.roleId})
-            AND w.value NOT IN ${held}
-          UNION ALL SELECT 1 FROM role_menu rm WHERE rm.role_id = ${input.roleId}
-            AND rm.menu_id NOT IN (SELECT value FROM json_each(${list})) AND rm.menu_id NOT IN ${held})`,
-      ),
+      ...changedMenusHeldGuard(deps, auth, input.roleId, input.menuIds),
     );
-    queries.push(
-      sql`DELETE FROM role_menu WHERE role_id = ${input.roleId} AND menu_id NOT IN (SELECT value FROM json_each(${list}))
-        AND menu_id IN ${held}`.compile(db),
-    );
-    if (input.menuIds.length > 0) {
-      queries.push(
-        sql`INSERT OR IGNORE INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})
-          WHERE value IN ${held}`.compile(db),
-      );
-    }
+  }
+  queries.push(...roleAuthorityGuard(deps, auth, target));
+  queries.push(db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
+  if (input.menuIds.length > 0) {
+    queries.push(sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})`.compile(db));
   }
   queries.push(...roleAuthorityGuard(deps, auth, target));
   try {
     await accessWrite(deps, queries, {
-      outsideAuthority: ROLE_OUTSIDE,
+      outsideAuthority: `${ROLE_OUTSIDE.slice(0, -1)}, or menuIds changes menus that you no longer hold)`,
       outOfScope: 'Role not found',
       foreignKey: async () => {
         if (!(await findRole(deps, input.roleId))) return notFound('Role not found');
@@ -310,13 +289,13 @@ export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: nu
       },
     });
   } catch (err) {
-    // Which 403: menus the caller does not hold are named (read now: the batch changed nothing).
+    // Which 403: menus the caller does not hold are named (read now; the failed batch changed nothing).
     if (!auth.isSuperAdmin && err instanceof AppError && err.code === 'FORBIDDEN') throw (await notHeldError(deps, auth, input)) ?? err;
     throw err;
   }
 }
 
-/** The 403 naming the menus a non-super-admin would add or remove without holding them, if any. */
+/** The 403 naming the menus a delegated admin would add or remove without holding them, if any. */
 async function notHeldError(deps: Deps, auth: AuthUser, input: { roleId: number; menuIds: number[] }) {
   const { db } = deps;
   const current = (await db.selectFrom('role_menu').select('menu_id').where('role_id', '=', input.roleId).execute()).map((r) => r.menu_id);

@@ -7,8 +7,9 @@ import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow } from
 import type { UserPageInput } from './users.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { callerScopeOf, callerScopeQuery, scopeAll, scopeFilter, scopeOrgs, userInScope, type CallerScope } from '../access/data-scope.ts';
+import { sqlText } from '../../db/sql-text.ts';
 
-export const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = ?`;
+export const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?`;
 
 /** A user's public columns (never password_hash) with the org name, or undefined. A hot read: plain SQL, cached statement. */
 export async function findUser(deps: Deps, id: number) {
@@ -17,16 +18,20 @@ export async function findUser(deps: Deps, id: number) {
 }
 
 /**
- * The user if the caller may see them (data scope), else undefined: one statement, the scope
- * being part of its WHERE (its text is the same for every caller, so the statement stays cached).
+ * The data scope is folded INTO the user's read: one statement, compiled once, binding the user id
+ * (?1) and the caller id (?2, known from the token before the auth statement runs). Keep it one
+ * statement when batching reads: the scope condition is what makes an out-of-scope user a 404.
  */
+const FIND_USER_IN_SCOPE_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?1 AND ${sqlText(
+  userInScope(sql.raw('?2'), sql.ref('users.id'), sql.ref('users.org_id')),
+)}`;
+
+/** The user if the caller may see them (data scope), else undefined: one cached statement (above). */
 export async function findUserInScope(deps: Deps, auth: AuthUser, id: number) {
   // While the auth row is not known (deferred, see http/auth-gate.ts) the scope rides in the
-  // statement for everyone: it is `all` for a super admin, and the read goes out with the auth row.
+  // statement for everyone (it is `all` for a super admin), and the read goes out with the auth row.
   if (knownSuperAdmin(auth)) return findUser(deps, id);
-  const q = sql`SELECT ${sql.raw(USER_SELECT)} FROM ${sql.raw(USER_FROM)} WHERE users.id = ${id}
-    AND ${userInScope(auth.userId, sql.ref('users.id'), sql.ref('users.org_id'))}`.compile(deps.db);
-  const [row] = await deps.read<PublicUserRow>(q.sql, q.parameters);
+  const [row] = await deps.read<PublicUserRow>(FIND_USER_IN_SCOPE_SQL, [id, auth.userId]);
   return row;
 }
 
