@@ -55,7 +55,7 @@ describe('D1 round trips per operation (workerd)', () => {
       'guarded detail read': 1,
       'page query (with count)': 1,
       getLoginUserInformation: 1,
-      login: 4, // captcha off: lock check, slot reservation, user read, one batch
+      login: 2, // one batch before the hash (captcha, slot, locks, user), one after (outcome)
       // Pre-reads became guards of the write batch, which reads its answer back itself; the op-log
       // row is written after the response (waitUntil).
       'add user': 2,
