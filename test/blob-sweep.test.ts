@@ -88,7 +88,7 @@ describe('the sweep', () => {
     const store = t.deps.blobs!;
     let removing!: () => void;
     const removingStarted = new Promise<void>((r) => (removing = r));
-    t.deps.blobs = { ...store, delete: async (key) => (removing(), await Bun.sleep(50), store.delete(key)) };
+    t.deps.blobs = { ...store, deleteMany: async (keys) => (removing(), await Bun.sleep(50), store.deleteMany(keys)) };
     t.clock.advance(25 * HOUR);
     const sweeping = cleanup(t.deps);
     await removingStarted;

@@ -103,6 +103,8 @@ export interface BlobStore {
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
   head(key: string): Promise<{ size: number } | null>;
   delete(key: string): Promise<void>;
+  /** Removes several keys (missing ones are fine): one call where the store takes a list (R2: up to 1000 keys). */
+  deleteMany(keys: readonly string[]): Promise<void>;
   /**
    * Committed keys with their write time (ms), in ascending key order, starting after `after`
    * (all when omitted), so the orphan sweep can stop anywhere and resume there on its next run.
