@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app.ts';
+import { upload } from './support/files.ts';
 
 // Database round trips per operation on a REAL D1 (workerd through Miniflare), read from the
 // Server-Timing header every response carries (db;dur=…;desc="N rt"). At the edge each round trip
@@ -49,6 +50,12 @@ describe('D1 round trips per operation (workerd)', () => {
     const d = await delegate(['sys:role:grantMenu', 'sys:role:add', 'sys:role:page'], 'rt_delegate');
     const target = await op('POST', '/app/sysRole/add', d.token, { name: 'Target', code: 'rt_target' });
     counts['delegated grantMenu'] = (await op('POST', '/app/sysRole/grantMenu', d.token, { roleId: target.data.id, menuIds: d.menuIds.slice(0, 2) })).rt;
+    const files: number[] = [];
+    for (let i = 0; i < 5; i++) files.push((await upload(t, 'sysFile', admin, { filename: `rt${i}.txt`, data: new TextEncoder().encode(`rt ${i}`) })).data.id);
+    const deleted = await t.call('POST', '/app/sysFile/delete', { token: admin, body: { ids: files } });
+    expect(deleted.status).toBe(200);
+    expect(await t.count('files')).toBe(0);
+    counts['delete distinct files'] = rt(deleted.res);
     console.log(counts);
     expect(counts).toEqual({
       // Auth + data in one batch (deferred auth, src/http/auth-gate.ts).
@@ -62,6 +69,8 @@ describe('D1 round trips per operation (workerd)', () => {
       'edit user': 2,
       'grant role': 2,
       'delegated grantMenu': 2,
+      // Auth, then one batch (blob counts recomputed, rows deleted); content goes in the sweep.
+      'delete distinct files': 2,
     });
   }, 60_000);
 
