@@ -1,22 +1,26 @@
 /**
  * Page-query latency over big tables, measured through app.request() in one process (the router,
  * auth, validation, SQL and JSON are all in; the socket is not): sysLoginLog/page over N login-log
- * rows, sysOpLog/page over N op-log rows and, when the users module is mounted, sysUser/page over M users — every
- * filter and every sort field of each.
- * `bun bench/logs.ts [rows=1000000] [users=100000] [iterations=200]`; `npm run bench logs` runs it too.
+ * rows, sysOpLog/page over N op-log rows, sysUser/page over M users and sysFile/page over F file
+ * records — every filter and every sort field of each.
+ * `bun bench/logs.ts [rows=1000000] [users=100000] [iterations=200] [files=100000]`; `npm run bench logs` runs it too.
  */
+import { loadavg } from 'node:os';
 import { makeTestApp } from '../test/support/app.ts';
-import { seedLoginLogs, seedOpLogs, seedUsers, seededLoginName } from './seed-logs.ts';
+import { seedFilesAndGrants, seedLoginLogs, seedOpLogs, seedUsers, seededLoginName } from './seed-logs.ts';
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-export async function run(rows = 1_000_000, users = 100_000, iterations = 200) {
+export async function run(rows = 1_000_000, users = 100_000, iterations = 200, files = 100_000) {
   const t = await makeTestApp();
   const endMs = t.clock.now();
   console.log(`\nseeded ${users} users in ${seedUsers(t.sqlite, users, { endMs }).toFixed(0)} ms`);
   console.log(`seeded ${rows} login-log rows in ${seedLoginLogs(t.sqlite, rows, { endMs, names: users }).toFixed(0)} ms`);
   console.log(`seeded ${rows} op-log rows in ${seedOpLogs(t.sqlite, rows, { endMs, operators: 1000 }).toFixed(0)} ms`);
+  console.log(`seeded ${files} file records, a role and an org in ${seedFilesAndGrants(t.sqlite, files, { users, endMs }).toFixed(0)} ms`);
   t.sqlite.run('ANALYZE');
+  const roleId = (t.sqlite.query(`SELECT id FROM roles WHERE code = 'bench_readers'`).get() as { id: number }).id;
+  const orgId = (t.sqlite.query(`SELECT id FROM orgs WHERE code = 'bench_branch'`).get() as { id: number }).id;
   const token = await t.login();
   const daysAgo = (d: number) => new Date(endMs - d * 86_400_000).toISOString().slice(0, 10);
   const month = { createdFrom: daysAgo(120), createdTo: daysAgo(90) };
@@ -76,6 +80,28 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200) {
         ['sort updatedAt', { sortField: 'updatedAt' }],
         ['sort lastLoginAt', { sortField: 'lastLoginAt' }],
         ['status disabled, sort loginName', { params: { status: 'disabled' }, sortField: 'loginName' }],
+        ['nickName (part of it)', { params: { nickName: 'ber 4242' } }],
+        ['phone prefix', { params: { phone: '+155512' } }],
+        ['roleId (10% of users)', { params: { roleId } }],
+        ['orgId (1/7 of users)', { params: { orgId } }],
+        ['orgId, sort loginName', { params: { orgId }, sortField: 'loginName' }],
+        ['sort id asc', { sortField: 'id', sortOrder: 'asc' }],
+        ['sort createdAt asc', { sortField: 'createdAt', sortOrder: 'asc' }],
+      ],
+    ],
+    [
+      '/app/sysFile/page',
+      [
+        ['first page', {}],
+        ['deep page 5,000', { pageNo: 5000 }],
+        ['name prefix "report"', { params: { name: 'report' } }],
+        ['extension pdf', { params: { extension: 'pdf' } }],
+        ['contentType "application/pdf"', { params: { contentType: 'application/pdf' } }],
+        ['date range (one month)', { params: month }],
+        ['sort name', { sortField: 'name' }],
+        ['sort size', { sortField: 'size' }],
+        ['extension pdf, sort size', { params: { extension: 'pdf' }, sortField: 'size' }],
+        ['sort createdAt asc', { sortField: 'createdAt', sortOrder: 'asc' }],
       ],
     ],
   ];
@@ -106,11 +132,11 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200) {
       results.push({ path, scenario: name, p50: +pct(times, 50).toFixed(2), p99: +pct(times, 99).toFixed(2), total });
     }
   }
-  console.log(`\npage latency in ms through app.request(), ${iterations} requests each, ${rows} login-log rows, ${users} users`);
+  console.log(`\npage latency in ms through app.request(), ${iterations} requests each, ${rows} login-log and ${rows} op-log rows, ${users} users, ${files} files; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.table(results);
 }
 
 if (import.meta.main) {
-  const [rows, users, iterations] = process.argv.slice(2).map(Number);
-  await run(rows, users, iterations);
+  const [rows, users, iterations, files] = process.argv.slice(2).map(Number);
+  await run(rows, users, iterations, files);
 }

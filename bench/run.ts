@@ -93,8 +93,8 @@ export async function startServer(extraEnv: Record<string, string> = {}) {
     ...extraEnv,
   };
   const child = spawn(process.execPath, [join(import.meta.dir, 'server.ts')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
-  await waitFor(`http://127.0.0.1:${PORT}/health`);
-  await waitFor(`http://127.0.0.1:${BARE_PORT}/bare`);
+  await waitFor(`http://127.0.0.1:${env.PORT}/health`);
+  await waitFor(`http://127.0.0.1:${env.BARE_PORT}/bare`);
   return { child, dir, dbPath: env.DATABASE_PATH, stop: () => (child.kill('SIGTERM'), rmSync(dir, { recursive: true, force: true })) };
 }
 
@@ -141,7 +141,7 @@ async function core() {
 }
 
 if (import.meta.main) {
-  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|locking|soak` runs one.
+  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|locking|soak|quickcheck` runs one.
   const only = process.argv[2];
   if (only === 'runtimes') await (await import('./runtimes.ts')).run();
   if (!only || only === 'core') await core();
@@ -150,6 +150,8 @@ if (import.meta.main) {
   if (!only || only === 'locking') await (await import('./locking.ts')).run();
   // Not part of the default run: it takes SOAK_MINUTES (60).
   if (only === 'soak') await (await import('./soak.ts')).run();
+  // Not part of the default run either: it builds a 1 GB database first (QC_TARGET_MB).
+  if (only === 'quickcheck') await (await import('./quickcheck.ts')).run();
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');

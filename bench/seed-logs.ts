@@ -128,3 +128,35 @@ export function seedOpLogs(sqlite: Database, n: number, opts: { operators?: numb
   })();
   return performance.now() - started;
 }
+
+/**
+ * Inserts `n` file records (kind 'file', one blob each, names, extensions and content types spread
+ * like an office share) plus a role granted to every 10th user and an organisation holding every
+ * 7th, so the files page and the users page's roleId/orgId filters have something to find.
+ * Generated inside SQLite. Returns the time taken in ms.
+ */
+export function seedFilesAndGrants(sqlite: Database, n: number, opts: { users?: number; endMs?: number } = {}): number {
+  const started = performance.now();
+  const end = Math.floor((opts.endMs ?? Date.now()) / 1000);
+  const users = opts.users ?? 100_000;
+  sqlite.transaction(() => {
+    sqlite.run(`INSERT INTO blobs (sha256, size, ref_count, created_at)
+      WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${n})
+      SELECT printf('%064x', i), 1000 + (i * 7919) % 5000000, 1, strftime('%Y-%m-%dT%H:%M:%fZ', ${end} - 31536000 + i * (31536000 / ${n}), 'unixepoch') FROM k`);
+    sqlite.run(`INSERT INTO files (kind, name, extension, content_type, size, sha256, created_by, created_at)
+      WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${n})
+      SELECT 'file', printf('%s-%d.%s', CASE i % 4 WHEN 0 THEN 'report' WHEN 1 THEN 'invoice' WHEN 2 THEN 'scan' ELSE 'notes' END, i,
+               CASE i % 5 WHEN 0 THEN 'pdf' WHEN 1 THEN 'docx' WHEN 2 THEN 'xlsx' WHEN 3 THEN 'txt' ELSE 'zip' END),
+             CASE i % 5 WHEN 0 THEN 'pdf' WHEN 1 THEN 'docx' WHEN 2 THEN 'xlsx' WHEN 3 THEN 'txt' ELSE 'zip' END,
+             CASE i % 5 WHEN 0 THEN 'application/pdf' WHEN 1 THEN 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
+               WHEN 2 THEN 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' WHEN 3 THEN 'text/plain' ELSE 'application/zip' END,
+             1000 + (i * 7919) % 5000000, printf('%064x', i), 1 + i % ${users},
+             strftime('%Y-%m-%dT%H:%M:%fZ', ${end} - 31536000 + i * (31536000 / ${n}), 'unixepoch') FROM k`);
+    sqlite.run(`INSERT INTO roles (name, code, sort, status, data_scope, created_at, updated_at) VALUES ('Bench readers', 'bench_readers', 0, 'enabled', 'all', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`);
+    sqlite.run(`INSERT INTO user_role (user_id, role_id) SELECT id, (SELECT id FROM roles WHERE code = 'bench_readers') FROM users WHERE id % 10 = 0`);
+    sqlite.run(`INSERT INTO orgs (name, code, created_at, updated_at) VALUES ('Bench branch', 'bench_branch', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`);
+    sqlite.run(`INSERT INTO org_closure (ancestor_id, descendant_id, depth) SELECT id, id, 0 FROM orgs WHERE code = 'bench_branch'`);
+    sqlite.run(`UPDATE users SET org_id = (SELECT id FROM orgs WHERE code = 'bench_branch') WHERE id % 7 = 0`);
+  })();
+  return performance.now() - started;
+}

@@ -1,5 +1,5 @@
 /*
- * npm run restore -- <archive.tar>
+ * npm run restore -- <archive.tar>   (--to worker: see scripts/restore-worker.ts)
  *
  * Restores a sysBackup archive into the DATABASE_PATH and FILES_DIR the service is configured with
  * (same environment variables as `npm start`), while the service is stopped:
@@ -34,7 +34,7 @@ export class RestoreRefused extends Error {
 const KEY = /^[0-9a-f]{64}$/;
 
 /** Unpacks every member into `staging`, hashing as it goes; returns path → {size, sha256}. */
-async function unpack(archive: string, staging: string) {
+export async function unpack(archive: string, staging: string) {
   const seen = new Map<string, { size: number; sha256: string }>();
   const ex = tar.extract();
   const reading = pipeline(createReadStream(archive), ex as unknown as NodeJS.WritableStream);
@@ -63,7 +63,7 @@ async function unpack(archive: string, staging: string) {
   return seen;
 }
 
-function verify(staging: string, seen: Map<string, { size: number; sha256: string }>): BackupManifest {
+export function verify(staging: string, seen: Map<string, { size: number; sha256: string }>): BackupManifest {
   if (!seen.has(MANIFEST)) throw new RestoreRefused('the archive has no manifest.json: not a complete backup');
   const manifest = JSON.parse(readFileSync(join(staging, MANIFEST), 'utf8')) as BackupManifest;
   if (manifest.format !== 'edge-admin-backup') throw new RestoreRefused('manifest.json is not an edge-admin backup manifest');
@@ -192,11 +192,20 @@ export async function restore(archive: string, env: Record<string, string | unde
 
 if (import.meta.main) {
   const args = process.argv.slice(2);
-  const archive = args.find((a) => !a.startsWith('--'));
-  if (!archive || args.includes('--help')) {
-    console.error('usage: npm run restore -- <backup-….tar>   (the service must be stopped; DATABASE_PATH and FILES_DIR as for npm start)');
+  const archive = args.find((a, i) => !a.startsWith('--') && !['--to', '--persist-to', '--database', '--bucket'].includes(args[i - 1] ?? ''));
+  const to = args.includes('--to') ? args[args.indexOf('--to') + 1] : undefined;
+  if (!archive || args.includes('--help') || (to !== undefined && to !== 'worker')) {
+    console.error(
+      'usage: npm run restore -- <backup-….tar>   (the service must be stopped; DATABASE_PATH and FILES_DIR as for npm start)\n' +
+        '       npm run restore -- <backup-….tar> --to worker [--local [--persist-to <dir>] | --remote] [--replace] [--database DB] [--bucket <name>]',
+    );
     process.exit(64);
   }
+  if (to === 'worker') await mainWorker(archive, args);
+  else await mainServer(archive);
+}
+
+async function mainServer(archive: string) {
   try {
     const r = await restore(archive, process.env);
     const m = r.manifest;
@@ -208,6 +217,34 @@ if (import.meta.main) {
     console.log('  Start the service with the same JWT_SECRET (or the same data folder) so existing tokens stay valid.');
   } catch (e) {
     console.error(e instanceof RestoreRefused ? `Restore refused, nothing changed: ${e.message}` : `Restore failed, the previous data was put back: ${(e as Error).message}`);
+    process.exit(1);
+  }
+}
+
+async function mainWorker(archive: string, args: string[]) {
+  const { parseWorkerArgs, restoreToWorker, stopChildren } = await import('./restore-worker.ts');
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.on(sig, () => {
+      stopChildren();
+      process.exit(130);
+    });
+  try {
+    const target = parseWorkerArgs(args);
+    const r = await restoreToWorker(archive, target, (line) => console.log(`- ${line}`));
+    const place = target.remote ? 'remote' : `local state ${target.persistTo}`;
+    console.log(`Restored ${basename(archive)} (taken ${r.manifest.createdAt}) into the Worker: D1 ${target.database} and R2 bucket ${target.bucket} (${place})`);
+    console.log(`  rows: ${Object.entries(r.counts).map(([t, n]) => `${t} ${n}`).join(', ')}`);
+    console.log(`  blobs: ${r.blobs} put into R2`);
+    console.log(
+      "  Existing tokens stay valid if the Worker's JWT_SECRET is the Bun install's (its JWT_SECRET, or the\n" +
+        '  contents of .jwt-secret beside its database): `wrangler secret put JWT_SECRET` (locally: .dev.vars).',
+    );
+  } catch (e) {
+    console.error(
+      e instanceof RestoreRefused
+        ? `Restore refused, the Worker's data was not changed: ${e.message}`
+        : `Restore to the Worker failed: ${(e as Error).message}\n  The rows are loaded in one all-or-nothing step; blobs already put are harmless (the sweep removes unreferenced ones). Fix the cause and run it again with --replace.`,
+    );
     process.exit(1);
   }
 }

@@ -55,6 +55,7 @@ const schema = z
     SQLITE_BUSY_TIMEOUT_MS: int(5000, 0, 600_000),
     SHUTDOWN_TIMEOUT_SECONDS: int(10, 0, 3600),
     STARTUP_CHECK: z.enum(['quick', 'full', 'off'], { message: 'must be quick, full or off' }).default('quick'),
+    STARTUP_CHECK_MAX_MB: int(256, 0, 1024 * 1024),
     LINK_TTL_SECONDS: int(3600, 10, 7 * 86400),
     PAGE_SIZE_MAX: int(100, 1, 1000),
     TRUST_PROXY: bool(false),

@@ -31,11 +31,12 @@ describe('OpenAPI document', () => {
     for (const { path, op } of ops) if (path.startsWith('/app/')) expect(op.security).toContainEqual({ bearerAuth: [] });
   });
 
-  test('500 everywhere, 503 wherever storage is touched, 413 and 507 on every write, X-Trace-Id on every answer', () => {
-    for (const { method, op } of ops) {
+  test('500 everywhere, 503 wherever storage is touched, 413 on every body, 507 on every write (not on pages), X-Trace-Id on every answer', () => {
+    expect(ops.find((o) => o.op.operationId === 'auth_captcha')!.op.responses['507']).toBeDefined(); // a GET that stores its challenge
+    for (const { path, method, op } of ops) {
       expect(op.responses['500']).toBeDefined();
       if (method === 'post') expect(op.responses['413']).toBeDefined();
-      if (method === 'post') expect(op.responses['507']).toBeDefined();
+      if (method === 'post') expect({ path, writes: op.responses['507'] !== undefined }).toEqual({ path, writes: !path.endsWith('/page') });
       if (op.operationId !== 'health') expect(op.responses['503'].headers['Retry-After']).toBeDefined();
       for (const res of Object.values(op.responses) as any[]) expect(res.headers['X-Trace-Id']).toEqual({ $ref: '#/components/headers/X-Trace-Id' });
       if (op.responses['429']) expect(op.responses['429'].headers['Retry-After']).toBeDefined();

@@ -3,6 +3,7 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { damagedCopy } from './support/archive.ts';
 import { cleanEnv, startServer, stopServer } from './support/server-process.ts';
 
 /*
@@ -88,13 +89,7 @@ describe('backup on one install, restore into another', () => {
     const c = install('c');
     mkdirSync(join(dir, 'c'), { recursive: true });
     writeFileSync(c.DATABASE_PATH, 'the current database');
-    const damaged = join(dir, 'damaged.tar');
-    copyFileSync(archive, damaged);
-    const bytes = readFileSync(damaged);
-    const at = bytes.indexOf(Buffer.from('restored bytes'));
-    expect(at).toBeGreaterThan(0);
-    bytes[at] = 'R'.charCodeAt(0);
-    writeFileSync(damaged, bytes);
+    const damaged = damagedCopy(archive, join(dir, 'damaged.tar'), 'restored bytes');
     const r = runRestore(damaged, c);
     expect(r.status).toBe(1);
     expect(r.out).toMatch(/Restore refused, nothing changed: member blobs\/[0-9a-f]{64} does not match its checksum/);

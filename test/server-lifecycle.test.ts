@@ -70,6 +70,29 @@ describe('start-up failures: one line naming the variable, the cause and the fix
     expect(debug.stderr).toContain('    at ');
   }, 30_000);
 
+  test('above STARTUP_CHECK_MAX_MB the quick check skips the two logs (start-up bounded) and still refuses a damaged users table', async () => {
+    const p = migratedDatabase('bounded', 6000);
+    expect(statSync(p.DATABASE_PATH).size).toBeGreaterThan(2 ** 20);
+    const db = new Database(p.DATABASE_PATH, { readonly: true });
+    const pageSize = (db.query('PRAGMA page_size').get() as { page_size: number }).page_size;
+    const usersRoot = (db.query(`SELECT rootpage FROM sqlite_master WHERE name = 'users'`).get() as { rootpage: number }).rootpage;
+    db.close();
+    const damage = (offset: number) => {
+      const fd = openSync(p.DATABASE_PATH, 'r+');
+      writeSync(fd, new Uint8Array(pageSize).fill(0x5a), 0, pageSize, offset);
+      closeSync(fd);
+    };
+    damage(Math.floor(statSync(p.DATABASE_PATH).size / pageSize / 2) * pageSize); // an op_log page, as above
+    const s = await startServer({ ...p, ADMIN_PASSWORD: PASSWORD, STARTUP_CHECK_MAX_MB: '1' }, children);
+    expect(s.output()).toContain('"msg":"database check passed","check":"quick"');
+    expect(s.output()).toContain('"scope":"all but the logs"');
+    expect(await stopServer(s)).toBe(0);
+    damage((usersRoot - 1) * pageSize);
+    const r = runEntry({ ...p, ADMIN_PASSWORD: PASSWORD, STARTUP_CHECK_MAX_MB: '1' });
+    expect(r.status).toBe(78);
+    expect(r.lines[0]).toMatch(new RegExp(`^DATABASE_PATH=${p.DATABASE_PATH} (failed its quick_check|is corrupt) \\(`));
+  }, 60_000);
+
   test('a database migrated by a newer release is refused, naming the unknown migrations', () => {
     const p = migratedDatabase('newer');
     const db = new Database(p.DATABASE_PATH);

@@ -106,6 +106,9 @@ export function whereCreatedBetween<QB extends SelectQueryBuilder<any, any, any>
   return q;
 }
 
+/** Offsets from which a page first picks its ids, then reads their rows (see pageStatements). */
+export const DEFERRED_JOIN_OFFSET = 1000;
+
 export interface PageOptions<S extends string, Row, R> {
   maxPageSize: number;
   filtered: SelectQueryBuilder<any, any, any>;
@@ -133,15 +136,19 @@ export interface PageStatements<R> {
 export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, opts: PageOptions<S, Row, R>): PageStatements<R> {
   if (req.pageSize > opts.maxPageSize) throw badRequest(`pageSize: must be at most ${opts.maxPageSize}`);
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
-  const statements: CompiledQuery[] = [
-    opts
-      .select(opts.filtered)
+  const ordered = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q): Q =>
+    qb
       .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
       .orderBy(sql.ref(opts.idColumn), req.sortOrder)
-      .limit(req.pageSize)
-      .offset((req.pageNo - 1) * req.pageSize)
-      .compile(),
-  ];
+      .limit(req.pageSize) as Q;
+  const offset = (req.pageNo - 1) * req.pageSize;
+  // A deep page skips its offset over ids only (the sort index, no row reads, no joins), then reads
+  // the page's rows: OFFSET would otherwise fetch and discard every skipped row.
+  const rowsQuery =
+    offset >= DEFERRED_JOIN_OFFSET
+      ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))))
+      : ordered(opts.select(opts.filtered)).offset(offset);
+  const statements: CompiledQuery[] = [rowsQuery.compile()];
   if (req.searchCount) statements.push((opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).compile());
   return {
     statements,

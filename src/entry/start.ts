@@ -108,8 +108,8 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
     exclusive,
   );
   try {
-    const checkMs = await step(dbPath, () => checkIntegrity(sqlite.sql, config.STARTUP_CHECK, config.DATABASE_PATH), exclusive);
-    if (checkMs !== undefined) log.log('info', 'database check passed', { check: config.STARTUP_CHECK, ms: checkMs });
+    const check = await step(dbPath, () => checkIntegrity(sqlite.sql, config.STARTUP_CHECK, config.DATABASE_PATH, config.STARTUP_CHECK_MAX_MB), exclusive);
+    if (check) log.log('info', 'database check passed', { check: config.STARTUP_CHECK, ...check });
     await step(dbPath, () => refuseUnknownMigrations(sqlite.sql, config.DATABASE_PATH), exclusive);
     const applied = await step(dbPath, () => migrate(sqlite.sql), exclusive);
     if (applied.length) log.log('info', 'migrations applied', { applied });
@@ -136,7 +136,6 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
     runtime.serve((req, env) => app.fetch(req, env as object | undefined), { port: config.PORT, hostname: config.HOST }),
   );
   lifecycle.state = 'ready';
-  log.log('info', 'listening', { url: server.url, docs: config.DOCS_ENABLED ? '/docs' : 'off', runtime: runtime.name });
 
   // Each cleanup run is bounded; when it leaves work (a backlog of logs, a large store) the next
   // run follows in a few seconds instead of at the next interval.
@@ -181,6 +180,9 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
     timeoutMs: config.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     log,
   });
+  // Only now, with the signal handlers in place: a supervisor (or a test) that sends SIGTERM as soon
+  // as it reads this line must get the graceful shutdown, not the default kill.
+  log.log('info', 'listening', { url: server.url, docs: config.DOCS_ENABLED ? '/docs' : 'off', runtime: runtime.name });
   const stop = async () => {
     shutdown.uninstall();
     lifecycle.state = 'stopping';

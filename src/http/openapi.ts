@@ -70,6 +70,10 @@ const SHARED_ANSWERS: Record<string, string> = {
 
 /** The liveness probe touches no storage, so it can be neither busy nor full. */
 const NO_STORAGE = new Set(['/health']);
+/** Every page is a POST (its filters in the body) that only reads: it cannot fill storage. */
+const readsByPost = (path: string) => path.endsWith('/page');
+/** A GET that stores: with the captcha on, each challenge (and its rate-limit count) is written. */
+const WRITES_BY_GET = new Set(['/auth/captcha']);
 
 const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: ENVELOPE_REF } } } });
 
@@ -126,8 +130,9 @@ function finishOperation(doc: Obj, path: string, method: string, op: Obj, siblin
   if (!op.security) op.security = []; // public: no token
   op.description ??= op.summary;
   const responses = (op.responses ??= {}) as Obj;
-  const writes = method !== 'get' && method !== 'head';
-  if (writes) responses['413'] ??= errorAnswer(SHARED_ANSWERS[413]!);
+  const hasBody = method !== 'get' && method !== 'head';
+  const writes = (hasBody && !readsByPost(path)) || WRITES_BY_GET.has(path);
+  if (hasBody) responses['413'] ??= errorAnswer(SHARED_ANSWERS[413]!);
   responses['500'] ??= errorAnswer(SHARED_ANSWERS[500]!);
   if (!NO_STORAGE.has(path)) responses['503'] ??= errorAnswer(SHARED_ANSWERS[503]!);
   if (writes) responses['507'] ??= errorAnswer(SHARED_ANSWERS[507]!);

@@ -16,6 +16,8 @@ export interface Target {
   sql<T = Record<string, unknown>>(query: string, ...params: (string | number)[]): T[];
   stop(): Promise<void>;
   output(): string;
+  /** The server's process id (local servers only). */
+  pid?: number;
 }
 
 /** What the contract suite needs: one server with the captcha on and one with it off. */
@@ -107,11 +109,20 @@ function sqlOn(file: () => string): Target['sql'] {
   };
 }
 
-/** One server of `runtime` on a free port with its data under `dir`; `env` adds or overrides variables. */
-export async function localServer(runtime: ServerRuntime, dir: string, captcha: boolean, env: Record<string, string> = {}): Promise<Target> {
+/**
+ * One server of `runtime` on a free port with its data under `dir`; `env` adds or overrides
+ * variables; `wrap` may put the command inside another (e.g. `unshare` with its own mounts).
+ */
+export async function localServer(
+  runtime: ServerRuntime,
+  dir: string,
+  captcha: boolean,
+  env: Record<string, string> = {},
+  wrap: (argv: string[]) => string[] = (argv) => argv,
+): Promise<Target> {
   const port = await freePort();
   const dbPath = join(dir, 'admin.db');
-  const [cmd, ...args] = serverCommand(runtime);
+  const [cmd, ...args] = wrap(serverCommand(runtime));
   const { child, output } = launch(cmd!, args, {
     NODE_ENV: 'test',
     PORT: String(port),
@@ -127,11 +138,12 @@ export async function localServer(runtime: ServerRuntime, dir: string, captcha: 
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitReady(baseUrl, child, output, 20_000);
-  return { baseUrl, sql: sqlOn(() => dbPath), stop: () => killTree(child), output };
+  return { baseUrl, sql: sqlOn(() => dbPath), stop: () => killTree(child), output, pid: child.pid! };
 }
 
 /** One `bun src/entry/bun.ts` (see localServer). */
-export const bunServer = (dir: string, captcha: boolean, env: Record<string, string> = {}) => localServer('bun', dir, captcha, env);
+export const bunServer = (dir: string, captcha: boolean, env: Record<string, string> = {}, wrap?: (argv: string[]) => string[]) =>
+  localServer('bun', dir, captcha, env, wrap);
 
 /**
  * Two servers of one runtime (`src/entry/<runtime>.ts`, started as `npm run start:<runtime>` would)
@@ -165,9 +177,10 @@ function d1File(persist: string): string {
   return join(dir, file);
 }
 
-async function workerServer(persist: string, captcha: boolean, envFile: string): Promise<Target> {
+/** `wrangler dev --local` on the state under `persist`; `extra` adds or overrides variables (e.g. JWT_SECRET). */
+export async function workerServer(persist: string, captcha: boolean, envFile: string, extra: Record<string, string> = {}): Promise<Target> {
   const [port, inspector] = [await freePort(), await freePort()];
-  const vars = { JWT_SECRET: E2E_JWT_SECRET, ADMIN_PASSWORD: E2E_ADMIN_PASSWORD, CAPTCHA_ENABLED: String(captcha), LOG_REQUESTS: 'false' };
+  const vars = { JWT_SECRET: E2E_JWT_SECRET, ADMIN_PASSWORD: E2E_ADMIN_PASSWORD, CAPTCHA_ENABLED: String(captcha), LOG_REQUESTS: 'false', ...extra };
   const { child, output } = launch(
     'node',
     [

@@ -16,7 +16,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.ts';
 import { freshD1 } from './workerd.ts';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap.ts';
-import { classifyServerError } from '../../src/adapters/server/storage.ts';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
 
@@ -76,14 +75,13 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   const filesDir = scratchDir('files');
   const lines = opts.logLines ?? [];
   // The runtime's own deps factory, with what tests pin: the clock, a cheap hasher, scratch blobs,
-  // captured logs, the client address from X-Test-Ip, and the server's error classifier.
+  // captured logs and the client address from X-Test-Ip (each runtime keeps its own error classifier).
   const pinned: Partial<Deps> = {
     hasher: opts.hasher ?? fastHasher(),
     blobs: diskBlobStore(filesDir),
     clock,
     log: jsonLogger('debug', (l) => lines.push(l)),
     client: { socketAddress: (req) => req.headers.get('x-test-ip') ?? '127.0.0.1' },
-    classifyError: classifyServerError,
   };
   let sqlite: Sqlite | undefined;
   let d1: D1Database | undefined;

@@ -9,6 +9,7 @@ import { wasmArgon2Hasher } from './argon2-wasm.ts';
 import type { D1Database } from './bindings.ts';
 import { workersClient } from './client.ts';
 import { D1Dialect, d1Atomic, d1Read, d1ReadMany } from './d1-dialect.ts';
+import { classifyWorkersError } from './d1-errors.ts';
 import { d1Replication } from './d1-replicas.ts';
 import { r2BlobStore, type R2BucketLike } from './r2-blobs.ts';
 
@@ -24,7 +25,7 @@ export interface WorkersDepsInput {
 
 /**
  * The Deps of a Worker: Kysely over the D1 dialect, batch-based atomic, WASM argon2id, R2 blobs,
- * CF-Connecting-IP and the `cf` location, the real clock and ids. `more` replaces any of them
+ * CF-Connecting-IP and the `cf` location, the real clock and ids, D1's full/overloaded errors as 507/503. `more` replaces any of them
  * (tests). The one place Workers deps are assembled: the Worker entry and the D1 test app use it.
  */
 export function workersDeps({ config, d1, files, secret }: WorkersDepsInput, more: Partial<Deps> = {}): Deps {
@@ -38,6 +39,7 @@ export function workersDeps({ config, d1, files, secret }: WorkersDepsInput, mor
     ids: randomIds,
     keys: createKeys(new TextEncoder().encode(secret)),
     client: workersClient,
+    classifyError: classifyWorkersError,
     // Off (the default): every statement on the binding, i.e. the primary, and no bookmarks.
     ...(config.D1_READ_REPLICATION ? { replication: d1Replication(d1) } : {}),
     ...more,
