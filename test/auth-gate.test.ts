@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { userWithCodes } from './support/rbac.ts';
+import { AuthGate } from '../src/http/auth-gate.ts';
 
 // Deferred auth on plain-read routes (src/http/auth-gate.ts): the auth statement travels in the
 // handler's first read batch. The auth row must still decide every answer exactly as if it had
@@ -100,3 +101,31 @@ for (const runtime of RUNTIMES) {
     }
   });
 }
+
+// The gate alone: its own verdict comes before the rows (the middleware's final verdict is a
+// second line, tested above through HTTP).
+describe('AuthGate', () => {
+  const fakeDeps = (rows: unknown[][], calls: string[]) =>
+    ({
+      read: async (sql: string) => (calls.push(`read ${sql}`), rows[0]!),
+      readMany: Object.assign(async (s: { sql: string }[]) => (calls.push(`batch ${s.map((x) => x.sql).join(',')}`), rows), { oneTrip: true }),
+    }) as never;
+
+  test('a refused auth row rejects the batch: the data rows never reach the caller of readMany', async () => {
+    const calls: string[] = [];
+    const gate = new AuthGate(fakeDeps([[], [{ secret: 1 }]], calls), { sql: 'AUTH', parameters: [] }, (row) => {
+      if (!row) throw new Error('401');
+    });
+    await expect(gate.readMany([{ sql: 'DATA', parameters: [] }])).rejects.toThrow('401');
+    await expect(gate.settle()).rejects.toThrow('401');
+    expect(calls).toEqual(['batch AUTH,DATA']);
+  });
+
+  test('an accepted auth row: one batch, the data rows without the auth row, later reads without it', async () => {
+    const calls: string[] = [];
+    const gate = new AuthGate(fakeDeps([[{ ok: 1 }], [{ data: 1 }]], calls), { sql: 'AUTH', parameters: [] }, () => {});
+    expect(await gate.readMany([{ sql: 'DATA', parameters: [] }])).toEqual([[{ data: 1 }]]);
+    await gate.readMany([{ sql: 'MORE', parameters: [] }]);
+    expect(calls).toEqual(['batch AUTH,DATA', 'batch MORE']);
+  });
+});
