@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import { sqlText } from '../../db/sql-text.ts';
 
 /**
  * Data scope as SQL (contract: "Organisations and data scope"). A user's scope is the union over
@@ -21,36 +22,36 @@ import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
 
 type UserRef = number | RawBuilder<unknown>;
 
+/** Read through `+`: STAT4 builds re-plan a statement whenever a value the planner could use is re-bound (see http/auth.ts). */
+const plus = (u: UserRef) => sql`+${u}`;
+
 /** Roles of `u` that count: enabled ones (the user's scope), or all of them (what a target could hold). */
 const roleJoin = (u: UserRef, anyStatus: boolean) =>
   anyStatus
-    ? sql`user_role sur JOIN roles sr ON sr.id = sur.role_id WHERE sur.user_id = ${u}`
-    : sql`user_role sur JOIN roles sr ON sr.id = sur.role_id WHERE sur.user_id = ${u} AND sr.status = 'enabled'`;
+    ? sql`user_role sur JOIN roles sr ON sr.id = sur.role_id WHERE sur.user_id = ${plus(u)}`
+    : sql`user_role sur JOIN roles sr ON sr.id = sur.role_id WHERE sur.user_id = ${plus(u)} AND sr.status = 'enabled'`;
 
 /** `u` sees everything: an `all` role or the superAdmin role. */
 export const scopeAll = (u: UserRef, anyStatus = false) =>
-  sql<boolean>`EXISTS (SELECT 1 FROM ${roleJoin(u, anyStatus)} AND (sr.data_scope = 'all' OR sr.code = ${SUPER_ADMIN_ROLE}))`;
+  sql<boolean>`EXISTS (SELECT 1 FROM ${roleJoin(u, anyStatus)} AND (sr.data_scope = 'all' OR sr.code = ${sql.lit(SUPER_ADMIN_ROLE)}))`;
 
 /** `u` has a role (enabled, unless `anyStatus`) of this scope kind. */
 export const hasKind = (u: UserRef, kind: string, anyStatus = false) =>
-  sql<boolean>`EXISTS (SELECT 1 FROM ${roleJoin(u, anyStatus)} AND sr.data_scope = ${kind})`;
+  sql<boolean>`EXISTS (SELECT 1 FROM ${roleJoin(u, anyStatus)} AND sr.data_scope = ${sql.lit(kind)})`;
 
 /** Organisations whose subtrees `u` sees: their own (orgAndBelow) and their custom lists. */
 const scopeRoots = (u: UserRef, anyStatus: boolean) =>
-  sql<number>`(SELECT su.org_id FROM users su WHERE su.id = ${u} AND su.org_id IS NOT NULL AND ${hasKind(u, 'orgAndBelow', anyStatus)}
+  sql<number>`(SELECT su.org_id FROM users su WHERE su.id = ${plus(u)} AND su.org_id IS NOT NULL AND ${hasKind(u, 'orgAndBelow', anyStatus)}
     UNION ALL SELECT rs.org_id FROM role_scope_org rs JOIN ${roleJoin(u, anyStatus)} AND sr.data_scope = 'custom' AND rs.role_id = sr.id)`;
 
 /** `u`'s own organisation when an `org` role covers exactly it. */
 const scopeExact = (u: UserRef, anyStatus: boolean) =>
-  sql<number>`(SELECT su.org_id FROM users su WHERE su.id = ${u} AND su.org_id IS NOT NULL AND ${hasKind(u, 'org', anyStatus)})`;
+  sql<number>`(SELECT su.org_id FROM users su WHERE su.id = ${plus(u)} AND su.org_id IS NOT NULL AND ${hasKind(u, 'org', anyStatus)})`;
 
 /** Every organisation id `u` sees (not counting an `all` role), as a subquery. */
 export const scopeOrgs = (u: UserRef, anyStatus = false) =>
   sql<number>`(SELECT oc.descendant_id FROM org_closure oc WHERE oc.ancestor_id IN ${scopeRoots(u, anyStatus)}
     UNION SELECT * FROM ${scopeExact(u, anyStatus)})`;
-
-/** Read through `+`: STAT4 builds re-plan a statement whenever a value the planner could use is re-bound (see http/auth.ts). */
-const plus = (u: UserRef) => sql`+${u}`;
 
 /** The caller's enabled roles, as `sr` rows (for the conditions below, which look at one role at a time). */
 const enabledRolesOf = (c: UserRef) =>
@@ -111,15 +112,21 @@ export interface CallerScope {
 type ScopeRow = { all_: number; orgs: string | null; self_: number };
 
 /**
- * The statement that reads user `callerId`'s effective scope (the same fragments as the guards);
+ * `?1`'s effective scope in one row (all_, orgs as a JSON list, self_), from the same fragments as
+ * the guards: one constant text, compiled once, so the statement stays prepared and planned.
+ */
+const CALLER_SCOPE_SQL = (() => {
+  const c = sql.raw('?1');
+  return sqlText(sql`SELECT ${scopeAll(c)} AS all_, (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) AS orgs, ${scopeSelf(c)} AS self_`);
+})();
+
+/**
+ * The statement that reads user `callerId`'s effective scope (CALLER_SCOPE_SQL), for a batch;
  * callerScopeOf turns its row into a CallerScope. Usable before the caller's auth row is known
  * (a super admin's row says `all`: scopeAll covers the superAdmin role).
  */
-export function callerScopeQuery(deps: Deps, callerId: number) {
-  const c = callerId;
-  return sql<ScopeRow>`SELECT ${scopeAll(c)} AS all_,
-    (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) AS orgs,
-    ${scopeSelf(c)} AS self_`.compile(deps.db);
+export function callerScopeQuery(callerId: number) {
+  return { sql: CALLER_SCOPE_SQL, parameters: [callerId] };
 }
 
 /** The CallerScope a row of callerScopeQuery describes. */
@@ -133,8 +140,7 @@ export function callerScopeOf(found: unknown): CallerScope {
 /** Reads `auth`'s effective scope with one statement (none for a known super admin). */
 export async function callerScope(deps: Deps, auth: AuthUser): Promise<CallerScope> {
   if (knownSuperAdmin(auth)) return { all: true, orgIds: [], self: true };
-  const q = callerScopeQuery(deps, auth.userId);
-  const [row] = await deps.read<ScopeRow>(q.sql, q.parameters);
+  const [row] = await deps.read<ScopeRow>(CALLER_SCOPE_SQL, [auth.userId]);
   return callerScopeOf(row);
 }
 

@@ -76,7 +76,7 @@ type MenuRow = { id: number; parent_id: number; title: string; type: string; pat
 export async function loginUserInformation(deps: Deps, auth: AuthUser) {
   // One readMany: on D1 one batch, which also carries the request's deferred auth row (so the
   // whole call is one round trip); isSuperAdmin is known once it has answered.
-  const scopeQuery = callerScopeQuery(deps, auth.userId);
+  const scopeQuery = callerScopeQuery(auth.userId);
   const [userRows, roleRows, menuRows, grantedRowsAll, scopeRows] = await deps.readMany([
     { sql: FIND_USER_SQL, parameters: [auth.userId] },
     { sql: ROLE_CODES_SQL, parameters: [auth.userId] },

@@ -89,13 +89,13 @@ const SORT_COLUMNS = {
 const BROAD = 1000;
 
 /**
- * How many users (up to `n`) the organisations of `callerId`'s scope hold, reading at most `n`
- * index entries; nothing at all when the scope is `all` (then no probe is needed).
+ * How many users (up to `?2`) the organisations of `?1`'s scope hold, reading at most `?2` index
+ * entries; nothing at all when the scope is `all` (then no probe is needed). One constant text.
  */
-function scopeSizeProbe(deps: Deps, callerId: number, n: number) {
-  return sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM users
-    WHERE NOT ${scopeAll(callerId)} AND org_id IN ${scopeOrgs(callerId)} LIMIT ${n})`.compile(deps.db);
-}
+const SCOPE_SIZE_SQL = (() => {
+  const c = sql.raw('?1');
+  return sqlText(sql`SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE NOT ${scopeAll(c)} AND org_id IN ${scopeOrgs(c)} LIMIT +?2)`);
+})();
 
 /**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
@@ -144,8 +144,8 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   const all = scopeAll(auth.userId);
   const unscoped = pageStatements(req, options(filtered(undefined).where(all), filtered(undefined).where(all)));
   const [scopeRows = [], probeRows = [], ...pageRows] = await deps.readMany([
-    callerScopeQuery(deps, auth.userId),
-    scopeSizeProbe(deps, auth.userId, BROAD),
+    callerScopeQuery(auth.userId),
+    { sql: SCOPE_SIZE_SQL, parameters: [auth.userId, BROAD] },
     ...unscoped.statements,
   ]);
   const callerSees = callerScopeOf(scopeRows[0]);
