@@ -70,4 +70,13 @@ describe('OpenAPI document', () => {
       }
     }
   });
+
+  test('examples describe their own kind: an image is a PNG with a preview link, an org has its own code, a captcha expires in minutes', () => {
+    const data = (id: string) => ops.find((o) => o.op.operationId === id)!.op.responses['200'].content['application/json'].example.data;
+    expect(data('sysImage_detail')).toMatchObject({ name: 'team-photo.png', contentType: 'image/png', url: expect.stringMatching(/^\/app\/sysImage\/preview\?/) });
+    expect(data('sysFile_detail')).toMatchObject({ contentType: 'application/pdf', url: expect.stringMatching(/^\/app\/sysFile\/download\?/) });
+    expect(data('sysOrg_detail').code).not.toBe(data('sysRole_detail').code);
+    expect(data('sysOpLog_detail').path).toStartWith('/app/');
+    expect(data('auth_captcha')).toMatchObject({ image: expect.stringMatching(/^data:image\/png;base64,/), expiresIn: 120 });
+  });
 });

@@ -61,14 +61,20 @@ const BY_NAME: Record<string, unknown> = {
   orgName: 'Head office',
 };
 
-/** `name` depends on what is named. */
-const NAME_BY_SCHEMA: [RegExp, string][] = [
-  [/image/i, 'team-photo.png'],
-  [/file/i, 'report-2026-11.pdf'],
-  [/org/i, 'Head office'],
-  [/backup/i, 'backup-2026-11-22T020713Z.tar'],
-  [/role/i, 'Auditor'],
-  [/menu/i, 'Users'],
+/**
+ * Samples that depend on what is described (the schema's name): `name` is a file name for a file
+ * and a role name for a role; an image is a PNG; an organisation has its own code; a captcha
+ * expires in minutes. The first matching schema wins; then BY_NAME.
+ */
+const BY_SCHEMA: [RegExp, Record<string, unknown>][] = [
+  [/image/i, { name: 'team-photo.png', extension: 'png', contentType: 'image/png' }],
+  [/file/i, { name: 'report-2026-11.pdf' }],
+  [/org/i, { name: 'Head office', code: 'hq', remark: 'Main site, London' }],
+  [/backup/i, { name: 'backup-2026-11-22T020713Z.tar' }],
+  [/role/i, { name: 'Auditor' }],
+  [/menu/i, { name: 'Users' }],
+  [/oplog/i, { path: '/app/sysUser/add' }],
+  [/captcha/i, { image: 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAHgAAAAoCAYAAAA16j4lAAAA', expiresIn: 120 }],
 ];
 
 const TIMESTAMP = '2026-11-22T02:07:13.000Z';
@@ -122,13 +128,18 @@ export function exampleFor(schema: Schema | undefined, resolve: Resolve, name?: 
     }
   }
   if (Array.isArray(schema.allOf)) {
-    return Object.assign({}, ...(schema.allOf as Schema[]).map((s) => exampleFor(s, resolve, name, context, depth + 1)));
+    // An extended schema (SysImage = SysFile + width/height) keeps its own, more specific context.
+    const part = (s: Schema) =>
+      typeof s.$ref === 'string' && context ? exampleFor(resolve(s.$ref), resolve, name, context, depth + 1) : exampleFor(s, resolve, name, context, depth + 1);
+    return Object.assign({}, ...(schema.allOf as Schema[]).map(part));
   }
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   const type = types.find((t) => t !== 'null') ?? types[0];
-  if (name === 'name' && type === 'string') return NAME_BY_SCHEMA.find(([re]) => re.test(context))?.[1] ?? 'Example';
-  if (name && name in BY_NAME && type !== 'object' && type !== 'array') {
-    const v = BY_NAME[name];
+  const bySchema = name ? BY_SCHEMA.find(([re, samples]) => name in samples && re.test(context))?.[1] : undefined;
+  if (name === 'name' && type === 'string' && !bySchema) return 'Example';
+  const table = bySchema ?? BY_NAME;
+  if (name && name in table && type !== 'object' && type !== 'array') {
+    const v = table[name];
     if (v === null ? types.includes('null') : typeof v === (type === 'integer' ? 'number' : type)) return v;
   }
   switch (type) {

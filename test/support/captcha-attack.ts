@@ -1,4 +1,4 @@
-import { CAPTCHA_ALPHABET, renderCaptchaSvg, type Rng } from '../../src/modules/auth/captcha-render.ts';
+import { CAPTCHA_ALPHABET, renderCaptchaSvg, type CaptchaRenderOptions, type Rng } from '../../src/modules/auth/captcha-render.ts';
 
 /**
  * The markup-reading attack on our captcha, as a script would run it: no picture is looked at.
@@ -159,7 +159,8 @@ function layout(group: Contour[]): number[] {
 /**
  * 'structure' is the markup attack of the issue: outline count, vertex counts (raw and
  * simplified), command pattern. 'geometry' adds where the outlines sit and run, which is reading
- * the shapes as a picture (vector OCR): reported by the bench, not a test bound.
+ * the shapes as a picture (vector OCR). Both are test bounds (test/captcha-attack.test.ts); the
+ * picture-level attack is test/support/captcha-raster.ts.
  */
 export type AttackMode = 'structure' | 'geometry';
 
@@ -175,12 +176,12 @@ export function signature(group: Contour[], mode: AttackMode = 'structure'): { k
 }
 
 /** Templates from our own glyph table, rendered by our own renderer. */
-export function buildTemplates(rng: Rng, perChar = 30, mode: AttackMode = 'structure') {
+export function buildTemplates(rng: Rng, perChar = 30, mode: AttackMode = 'structure', opts: CaptchaRenderOptions = {}) {
   const exact = new Map<string, Map<string, number>>();
   const vectors: { ch: string; v: number[] }[] = [];
   for (let r = 0; r < perChar; r++) {
     for (const ch of CAPTCHA_ALPHABET) {
-      const svg = renderCaptchaSvg(ch.repeat(4), rng);
+      const svg = renderCaptchaSvg(ch.repeat(4), rng, opts);
       for (const g of splitGlyphs(svg, 4)) {
         const s = signature(g, mode);
         const votes = exact.get(s.key) ?? new Map<string, number>();

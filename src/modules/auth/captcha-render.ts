@@ -26,6 +26,13 @@ export interface CaptchaRenderOptions {
   width?: number;
   height?: number;
   noiseStrokes?: number;
+  /** Whole glyph outlines drawn twice with opposite windings (invisible); default: one per character. */
+  cancelledGlyphs?: number;
+  /**
+   * Tests only, to see what the cancelled glyphs do to the pixels (nothing) with the rest of the
+   * picture unchanged: "omit" leaves out both copies, "show" only the cancelling ones.
+   */
+  decoys?: "omit" | "show";
 }
 
 /** Axis-aligned box of one rendered glyph, in SVG user units. */
@@ -194,8 +201,8 @@ interface Layout {
   width: number;
   height: number;
   margin: number;
-  slotW: number;
-  slotH: number;
+  /** Height available to glyphs (canvas less the margins). */
+  innerH: number;
 }
 
 function layoutFor(text: string, opts: CaptchaRenderOptions): Layout {
@@ -209,21 +216,7 @@ function layoutFor(text: string, opts: CaptchaRenderOptions): Layout {
     if (!PREPARED.has(ch)) throw new Error(`captcha: character ${JSON.stringify(ch)} is not in the alphabet`);
   }
   const margin = Math.max(1, Math.min(width, height) * 0.05);
-  return { width, height, margin, slotW: (width - 2 * margin) / text.length, slotH: height - 2 * margin };
-}
-
-/**
- * The equal-width slot each glyph is confined to (glyph, jitter included).
- * Slots never overlap, which is what keeps adjacent glyphs apart.
- */
-export function glyphBoxes(text: string, opts: CaptchaRenderOptions = {}): GlyphBox[] {
-  const l = layoutFor(text, opts);
-  return [...text].map((_, i) => ({
-    minX: l.margin + i * l.slotW,
-    minY: l.margin,
-    maxX: l.margin + (i + 1) * l.slotW,
-    maxY: l.margin + l.slotH,
-  }));
+  return { width, height, margin, innerH: height - 2 * margin };
 }
 
 type Contour = number[];
@@ -236,9 +229,22 @@ function splitPiece(pts: Pt[], rng: Rng): Pt[][] {
   return [pts.slice(0, cut + 1), pts.slice(cut)];
 }
 
-/** The outline contours of one glyph, placed (affine, fitted) in its slot. */
-function glyphContours(g: PreparedGlyph, slotX: number, l: Layout, rng: Rng, warpPad: number): Contour[] {
-  const hw = between(rng, 0.72, 0.92);
+interface GlyphShape {
+  contours: Contour[];
+  minX: number;
+  minY: number;
+  maxX: number;
+  maxY: number;
+}
+
+/**
+ * The outline contours of one glyph around its own centre, in user units: random stroke width,
+ * a random affine (scale, shear, rotation) and a random smooth bend of its own, so no two
+ * instances of a character have the same shape (template matching on the picture needs a
+ * template for every bend), plus decoys inside the strokes.
+ */
+function glyphShape(g: PreparedGlyph, height: number, rng: Rng): GlyphShape {
+  const hw = between(rng, 0.62, 1.0);
   const pieces = g.pieces.flatMap((p) => splitPiece(p, rng));
   const polys = [...pieces.map((p) => outlinePiece(p, hw)), ...g.joints.map((p) => jointPolygon(p, hw, rng))];
   // Decoys: thinner copies of random stretches of the glyph's own strokes. They lie inside the
@@ -252,45 +258,45 @@ function glyphContours(g: PreparedGlyph, slotX: number, l: Layout, rng: Rng, war
     polys.push(outlinePiece(piece.slice(from, to), hw * between(rng, 0.35, 0.8)));
   }
 
-  // Random affine per instance: scale (slightly anisotropic), shear, rotation.
-  const s = (l.slotH * between(rng, 0.62, 0.78)) / GRID_H;
-  const sx = s * between(rng, 0.85, 1.1);
+  const s = (height * between(rng, 0.7, 0.9)) / GRID_H;
+  const sx = s * between(rng, 0.8, 1.15);
   const sy = s * between(rng, 0.9, 1.1);
-  const shear = between(rng, -0.25, 0.25);
-  const rot = between(rng, -0.3, 0.3);
+  const shear = between(rng, -0.3, 0.3);
+  const rot = between(rng, -0.33, 0.33);
   const cos = Math.cos(rot), sin = Math.sin(rot);
   const a = cos * sx, b = sin * sx;
   const c = (cos * shear - sin) * sy, d = (sin * shear + cos) * sy;
+  // The bend: each axis displaced by a sine of the other, up to ~9 % of the glyph's height.
+  const bx = between(rng, 0.3, 0.9) * (rng() < 0.5 ? -1 : 1), by = between(rng, 0.3, 0.8) * (rng() < 0.5 ? -1 : 1);
+  const fx = (2 * Math.PI) / between(rng, 10, 18), fy = (2 * Math.PI) / between(rng, 8, 14);
+  const px = rng() * 2 * Math.PI, py = rng() * 2 * Math.PI;
 
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  const shape: GlyphShape = { contours: [], minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity };
   for (const poly of polys) {
     for (let i = 0; i < poly.length; i += 2) {
-      const x = poly[i]! - GRID_CX, y = poly[i + 1]! - GRID_CY;
+      const x0 = poly[i]! - GRID_CX, y0 = poly[i + 1]! - GRID_CY;
+      const x = x0 + bx * Math.sin(y0 * fx + px), y = y0 + by * Math.sin(x0 * fy + py);
       const tx = a * x + c * y, ty = b * x + d * y;
       poly[i] = tx;
       poly[i + 1] = ty;
-      if (tx < minX) minX = tx;
-      if (tx > maxX) maxX = tx;
-      if (ty < minY) minY = ty;
-      if (ty > maxY) maxY = ty;
+      if (tx < shape.minX) shape.minX = tx;
+      if (tx > shape.maxX) shape.maxX = tx;
+      if (ty < shape.minY) shape.minY = ty;
+      if (ty > shape.maxY) shape.maxY = ty;
+    }
+    shape.contours.push(orient(poly));
+  }
+  return shape;
+}
+
+function moveShape(shape: GlyphShape, k: number, ox: number, oy: number): Contour[] {
+  for (const c of shape.contours) {
+    for (let i = 0; i < c.length; i += 2) {
+      c[i] = c[i]! * k + ox;
+      c[i + 1] = c[i + 1]! * k + oy;
     }
   }
-  // Keep the jittered, warped outline strictly inside the slot: shrink if the rotated glyph is
-  // too big, then place it randomly in the remaining room.
-  const pad = VERTEX_JITTER + warpPad + 0.05;
-  const availW = l.slotW - 2 * pad, availH = l.slotH - 2 * pad;
-  const fit = Math.min(1, availW / (maxX - minX), availH / (maxY - minY));
-  // Averaging two draws biases placement toward the slot centre, which reads better.
-  const ox = slotX + pad + ((rng() + rng()) / 2) * (availW - (maxX - minX) * fit) - minX * fit;
-  const oy = l.margin + pad + ((rng() + rng()) / 2) * (availH - (maxY - minY) * fit) - minY * fit;
-  return polys.map((poly) => {
-    const out = orient(poly);
-    for (let i = 0; i < out.length; i += 2) {
-      out[i] = out[i]! * fit + ox;
-      out[i + 1] = out[i + 1]! * fit + oy;
-    }
-    return out;
-  });
+  return shape.contours;
 }
 
 /** Points along a cubic Bézier. */
@@ -311,15 +317,8 @@ function bezier(p: number[], steps: number): Pt[] {
 function noiseContours(l: Layout, rng: Rng, curves: number): Contour[] {
   const { width: w, height: h } = l;
   const out: Contour[] = [];
-  for (let k = 0; k < curves; k++) {
-    const ctrl = [
-      between(rng, 0, w * 0.25), between(rng, h * 0.1, h * 0.9),
-      between(rng, w * 0.1, w * 0.5), between(rng, -h * 0.3, h * 1.3),
-      between(rng, w * 0.5, w * 0.9), between(rng, -h * 0.3, h * 1.3),
-      between(rng, w * 0.75, w), between(rng, h * 0.1, h * 0.9),
-    ];
+  const curve = (ctrl: number[], hw: number) => {
     const pts = bezier(ctrl, 24).map(([x, y]) => [Math.min(w - 0.5, Math.max(0.5, x)), Math.min(h - 0.5, Math.max(0.5, y))] as Pt);
-    const hw = between(rng, 0.28, 0.42);
     // Cut into overlapping runs of random length: no single sub-path spans the canvas.
     for (let i = 0; i < pts.length - 1; ) {
       const n = 3 + Math.floor(rng() * 6);
@@ -327,7 +326,23 @@ function noiseContours(l: Layout, rng: Rng, curves: number): Contour[] {
       if (run.length >= 2) out.push(orient(outlinePiece(run, hw)));
       i += n;
     }
+  };
+  for (let k = 0; k < curves; k++) {
+    curve([
+      between(rng, 0, w * 0.25), between(rng, h * 0.1, h * 0.9),
+      between(rng, w * 0.1, w * 0.5), between(rng, -h * 0.3, h * 1.3),
+      between(rng, w * 0.5, w * 0.9), between(rng, -h * 0.3, h * 1.3),
+      between(rng, w * 0.75, w), between(rng, h * 0.1, h * 0.9),
+    ], between(rng, 0.22, 0.32));
   }
+  // One stroke nearly as thick as the glyphs' through the text: no thickness threshold removes it
+  // without eating the glyphs, and it joins neighbouring glyphs into one blob.
+  curve([
+    between(rng, 0, w * 0.08), between(rng, h * 0.3, h * 0.7),
+    between(rng, w * 0.2, w * 0.45), between(rng, h * 0.1, h * 0.9),
+    between(rng, w * 0.55, w * 0.8), between(rng, h * 0.1, h * 0.9),
+    between(rng, w * 0.92, w), between(rng, h * 0.3, h * 0.7),
+  ], between(rng, 0.6, 0.85));
   // Short stroke-like fragments: a template matcher cannot tell them from glyph parts by thickness.
   const fragments = 4 + Math.floor(rng() * 4);
   for (let k = 0; k < fragments; k++) {
@@ -350,8 +365,13 @@ function noiseContours(l: Layout, rng: Rng, curves: number): Contour[] {
   return out;
 }
 
+interface Warp {
+  pad: number;
+  apply(c: Contour): void;
+}
+
 /** A smooth random displacement of the whole picture (glyphs and noise alike). */
-function makeWarp(l: Layout, rng: Rng) {
+function makeWarp(l: Layout, rng: Rng): Warp {
   const ax = between(rng, 0.4, 0.9), ay = between(rng, 0.8, 1.6);
   const fx = (2 * Math.PI) / between(rng, 14, 24), fy = (2 * Math.PI) / between(rng, 35, 70);
   const px = rng() * 2 * Math.PI, py = rng() * 2 * Math.PI;
@@ -402,8 +422,8 @@ function pathData(contours: Contour[], rng: Rng): string {
     d += d && rng() < 0.5 ? `m${fmt(x0 - cx)} ${fmt(y0 - cy)}` : `M${fmt(x0)} ${fmt(y0)}`;
     // After m/M, SVG reads further pairs as implied l/L.
     let prev = "";
-    cx = x0;
-    cy = y0;
+    cx = round1(x0);
+    cy = round1(y0);
     for (let i = 2; i < c.length; i += 2) {
       const x = c[i]!, y = c[i + 1]!;
       const r = rng();
@@ -414,14 +434,23 @@ function pathData(contours: Contour[], rng: Rng): string {
       } else if (r < 0.7) {
         cmd = "l";
         args = `${fmt(x - cx)} ${fmt(y - cy)}`;
-      } else if (r < 0.85) {
-        const t = between(rng, 0.3, 0.7);
-        cmd = "Q";
-        args = `${fmt(cx + (x - cx) * t)} ${fmt(cy + (y - cy) * t)} ${fmt(x)} ${fmt(y)}`;
       } else {
-        const t = between(rng, 0.3, 0.7);
-        cmd = "q";
-        args = `${fmt((x - cx) * t)} ${fmt((y - cy) * t)} ${fmt(x - cx)} ${fmt(y - cy)}`;
+        // A quadratic segment whose control point lies on the chord, on the 0.1 grid: exactly the
+        // same straight edge as a line (so cancelling copies still cancel), written differently.
+        const dx = Math.round((x - cx) * 10), dy = Math.round((y - cy) * 10);
+        const g = gcd(Math.abs(dx), Math.abs(dy));
+        const m = g < 2 ? 0 : 1 + Math.floor(rng() * (g - 1));
+        const qx = (dx * m) / g / 10, qy = (dy * m) / g / 10;
+        if (m === 0) {
+          cmd = r < 0.85 ? "L" : "l";
+          args = r < 0.85 ? `${fmt(x)} ${fmt(y)}` : `${fmt(x - cx)} ${fmt(y - cy)}`;
+        } else if (r < 0.85) {
+          cmd = "Q";
+          args = `${fmt(cx + qx)} ${fmt(cy + qy)} ${fmt(x)} ${fmt(y)}`;
+        } else {
+          cmd = "q";
+          args = `${fmt(qx)} ${fmt(qy)} ${fmt(x - cx)} ${fmt(y - cy)}`;
+        }
       }
       d += (cmd === prev ? (args.startsWith("-") ? "" : " ") : cmd) + args;
       prev = cmd;
@@ -435,6 +464,11 @@ function pathData(contours: Contour[], rng: Rng): string {
     cy = round1(y0);
   }
   return d;
+}
+
+function gcd(a: number, b: number): number {
+  while (b) [a, b] = [b, a % b];
+  return a;
 }
 
 function shuffle<T>(items: T[], rng: Rng): T[] {
@@ -451,17 +485,81 @@ export interface RenderedCaptcha {
   boxes: GlyphBox[];
 }
 
+/**
+ * Places the glyphs left to right, closer than their boxes: neighbours touch or overlap a little
+ * and the gaps vary, so neither equal spacing nor empty columns cut the picture into glyphs.
+ */
+function placeGlyphs(shapes: GlyphShape[], l: Layout, pad: number, rng: Rng): Contour[][] {
+  const width = (sh: GlyphShape) => sh.maxX - sh.minX;
+  const gaps = shapes.slice(1).map((sh, i) => between(rng, -0.22, 0.06) * Math.min(width(sh), width(shapes[i]!)));
+  const total = shapes.reduce((a, sh) => a + width(sh), 0) + gaps.reduce((a, g) => a + g, 0);
+  const availW = l.width - 2 * (l.margin + pad), availH = l.innerH - 2 * pad;
+  const k = Math.min(1, availW / total);
+  let x = l.margin + pad + rng() * (availW - total * k);
+  return shapes.map((sh, i) => {
+    // A glyph too tall for the canvas (rotated) shrinks alone, centred where it would have been.
+    const kk = Math.min(k, availH / (sh.maxY - sh.minY));
+    const oy = l.margin + pad + rng() * (availH - (sh.maxY - sh.minY) * kk) - sh.minY * kk;
+    const placed = moveShape(sh, kk, x + ((k - kk) * width(sh)) / 2 - sh.minX * kk, oy);
+    x += (width(sh) + (gaps[i] ?? 0)) * k;
+    return placed;
+  });
+}
+
+const reversed = (c: Contour): Contour => {
+  const out: number[] = [];
+  for (let i = c.length - 2; i >= 0; i -= 2) out.push(c[i]!, c[i + 1]!);
+  return out;
+};
+
+/**
+ * Whole outlines of other characters, each drawn twice with opposite windings: under the nonzero
+ * fill rule the two copies cancel, so they add nothing to the picture, but to a program that reads
+ * outlines they are as glyph-like as the glyphs (they ARE glyph outlines, at glyph size, warped and
+ * resampled like them, among the glyphs). One copy gets extra vertices on its edges, so the pair is
+ * not one vertex list written twice; which copy runs which way is random, like the glyphs' own.
+ */
+function cancelledGlyphs(l: Layout, count: number, rng: Rng, warp: Warp, spacing: number): Contour[][] {
+  const pairs: Contour[][] = [];
+  for (let n = 0; n < count; n++) {
+    const ch = CAPTCHA_ALPHABET[Math.floor(rng() * CAPTCHA_ALPHABET.length)]!;
+    const sh = glyphShape(PREPARED.get(ch)!, l.innerH, rng);
+    const k = between(rng, 0.75, 1);
+    const ox = between(rng, l.margin, l.width - l.margin - (sh.maxX - sh.minX) * k) - sh.minX * k;
+    const oy = between(rng, l.margin, l.height - l.margin - (sh.maxY - sh.minY) * k) - sh.minY * k;
+    for (const c of moveShape(sh, k, ox, oy)) {
+      warp.apply(c);
+      // Rounded first: the markup keeps one decimal, and both copies must keep exactly these points.
+      const base = resample(c, rng, spacing).map(round1);
+      const withExtra: number[] = [];
+      for (let i = 0; i < base.length; i += 2) {
+        withExtra.push(base[i]!, base[i + 1]!);
+        const j = (i + 2) % base.length;
+        // Only where the midpoint is exactly on the 0.1 grid: a rounded one would bend the edge.
+        const dx = Math.round((base[j]! - base[i]!) * 10), dy = Math.round((base[j + 1]! - base[i + 1]!) * 10);
+        if (dx % 2 === 0 && dy % 2 === 0 && rng() < 0.7) withExtra.push(round1(base[i]! + dx / 20), round1(base[i + 1]! + dy / 20));
+      }
+      pairs.push(rng() < 0.5 ? [withExtra, rotateStart(reversed(base), rng)] : [reversed(withExtra), rotateStart(base, rng)]);
+    }
+  }
+  return pairs;
+}
+
+function rotateStart(c: Contour, rng: Rng): Contour {
+  const start = 2 * Math.floor(rng() * (c.length / 2));
+  return [...c.slice(start), ...c.slice(0, start)];
+}
+
 /** Renders the captcha and reports where the glyphs are (tests use the boxes). */
 export function renderCaptcha(text: string, rng: Rng, opts: CaptchaRenderOptions = {}): RenderedCaptcha {
   const l = layoutFor(text, opts);
-  const noise = opts.noiseStrokes ?? 4;
+  const noise = opts.noiseStrokes ?? 2;
   if (!(Number.isInteger(noise) && noise >= 0)) throw new RangeError("captcha: noiseStrokes must be a non-negative integer");
   const warp = makeWarp(l, rng);
   const contours: Contour[] = [];
   const boxes: GlyphBox[] = [];
-  let i = 0;
-  for (const ch of text) {
-    const glyph = glyphContours(PREPARED.get(ch)!, l.margin + i++ * l.slotW, l, rng, warp.pad);
+  const shapes = [...text].map((ch) => glyphShape(PREPARED.get(ch)!, l.innerH, rng));
+  for (const glyph of placeGlyphs(shapes, l, VERTEX_JITTER + warp.pad + 0.05, rng)) {
     const box = { minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity };
     for (const c of glyph) {
       warp.apply(c);
@@ -473,16 +571,26 @@ export function renderCaptcha(text: string, rng: Rng, opts: CaptchaRenderOptions
       }
     }
     boxes.push(box);
-    contours.push(...glyph);
+    // Which way a glyph's outlines run is random (all of one glyph alike, so they still union):
+    // winding direction says nothing about what is glyph, noise or a cancelled decoy.
+    const flip = rng() < 0.5;
+    contours.push(...(flip ? glyph.map(reversed) : glyph));
   }
   if (noise > 0) {
     for (const c of noiseContours(l, rng, noise)) {
       warp.apply(c);
-      contours.push(c);
+      contours.push(rng() < 0.5 ? c : reversed(c));
     }
   }
   const spacing = between(rng, 1.1, 2.2);
-  const d = pathData(shuffle(contours.map((c) => resample(c, rng, spacing)), rng), rng);
+  const outlines = contours.map((c) => resample(c, rng, spacing));
+  const pairs = new Set<Contour>();
+  for (const [shown, cancelling] of cancelledGlyphs(l, opts.cancelledGlyphs ?? text.length, rng, warp, spacing)) {
+    outlines.push(shown!, cancelling!);
+    if (opts.decoys !== "show") pairs.add(shown!);
+    pairs.add(cancelling!);
+  }
+  shuffle(outlines, rng);
 
   // One fill for everything: a gradient of dark colours at a random angle, so colour tells glyph
   // from noise no more than the markup does.
@@ -491,11 +599,14 @@ export function renderCaptcha(text: string, rng: Rng, opts: CaptchaRenderOptions
     .map((o) => `<stop offset="${o}%" stop-color="${colourWithLuminance(Math.floor(rng() * 360), Math.round(between(rng, 40, 70)), between(rng, ...GLYPH_LUMINANCE))}"/>`)
     .join("");
   const ang = rng() * Math.PI;
-  const gx = fmt(50 + 50 * Math.cos(ang)), gy = fmt(50 + 50 * Math.sin(ang));
-  const gx2 = fmt(50 - 50 * Math.cos(ang)), gy2 = fmt(50 - 50 * Math.sin(ang));
+  // In canvas units, not the path's bounding box: the colours then do not depend on where the
+  // (cancelled) decoys reach.
+  const gx = fmt(l.width * (0.5 + 0.5 * Math.cos(ang))), gy = fmt(l.height * (0.5 + 0.5 * Math.sin(ang)));
+  const gx2 = fmt(l.width * (0.5 - 0.5 * Math.cos(ang))), gy2 = fmt(l.height * (0.5 - 0.5 * Math.sin(ang)));
+  const d = pathData(opts.decoys ? outlines.filter((c) => !pairs.has(c)) : outlines, rng);
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" width="${l.width}" height="${l.height}" viewBox="0 0 ${l.width} ${l.height}">` +
-    `<defs><linearGradient id="f" x1="${gx}%" y1="${gy}%" x2="${gx2}%" y2="${gy2}%">${stops}</linearGradient></defs>` +
+    `<defs><linearGradient id="f" gradientUnits="userSpaceOnUse" x1="${gx}" y1="${gy}" x2="${gx2}" y2="${gy2}">${stops}</linearGradient></defs>` +
     `<rect width="${l.width}" height="${l.height}" fill="${bg}"/>` +
     `<path d="${d}" fill="url(#f)"/>` +
     `</svg>`;

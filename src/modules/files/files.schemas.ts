@@ -1,6 +1,14 @@
 import { z } from '@hono/zod-openapi';
 import { dateRangeParams, idQuerySchema, idsSchema, likeText, pageRequestSchema, pageResponseSchema } from '../../core/pagination.ts';
 
+/** The record's signed link; `example` shows the kind's own action. */
+const signedUrl = (example: string) =>
+  z.string().nullable().openapi({
+    description:
+      'Signed, expiring link (no Authorization header needed); null unless the caller holds sys:file:download (files) / sys:image:preview (images)',
+    example,
+  });
+
 export const FileSchema = z
   .object({
     id: z.number().int(),
@@ -9,17 +17,17 @@ export const FileSchema = z
     contentType: z.string(),
     size: z.number().int(),
     sha256: z.string(),
-    url: z.string().nullable().openapi({
-      description:
-        'Signed, expiring link (no Authorization header needed); null unless the caller holds sys:file:download (files) / sys:image:preview (images)',
-      example: '/app/sysFile/download?id=1&exp=1790000000&sig=…',
-    }),
+    url: signedUrl('/app/sysFile/download?id=42&exp=1790000000&sig=…'),
     createdBy: z.number().int().nullable(),
     createdAt: z.string(),
   })
   .openapi('SysFile');
 
-export const ImageSchema = FileSchema.extend({ width: z.number().int(), height: z.number().int() }).openapi('SysImage');
+export const ImageSchema = FileSchema.extend({
+  url: signedUrl('/app/sysImage/preview?id=42&exp=1790000000&sig=…'),
+  width: z.number().int(),
+  height: z.number().int(),
+}).openapi('SysImage');
 
 export type FileRecord = z.infer<typeof FileSchema>;
 export type ImageRecord = z.infer<typeof ImageSchema>;
