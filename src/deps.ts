@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
 import type { Database } from './db/schema.ts';
 import type { AppKeys } from './core/keys.ts';
-import type { Atomic, BackupArchives, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports.ts';
+import type { Atomic, BackupArchives, ReadMany, ReadSql, BlobStore, ClassifyError, Clock, Ids, Logger, PasswordHasher, StorageProbe } from './core/ports.ts';
 import type { Lifecycle } from './core/readiness.ts';
 
 /**
@@ -16,7 +16,7 @@ export interface ClientFacts {
 }
 
 /** The database paths of Deps, what a D1 session replaces. */
-export type DbPaths = Pick<Deps, 'db' | 'atomic' | 'read'>;
+export type DbPaths = Pick<Deps, 'db' | 'atomic' | 'read' | 'readMany'>;
 
 /**
  * One request's database under read replication (D1 Sessions API). Everything runs on `primary`
@@ -39,6 +39,8 @@ export interface Deps {
   atomic: Atomic;
   /** Cached plain-SQL reads for hot paths (see ReadSql). */
   read: ReadSql;
+  /** Several reads in one round trip (see ReadMany). */
+  readMany: ReadMany;
   hasher: PasswordHasher;
   blobs?: BlobStore;
   clock: Clock;

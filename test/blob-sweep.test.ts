@@ -77,6 +77,25 @@ describe('the sweep', () => {
     expect(await res.text()).toBe('revived');
   });
 
+  test('the due blobs of a run go in one store call (multi-key delete), none one by one', async () => {
+    const t = await makeTestApp();
+    const token = await t.login();
+    const ids: number[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await upload(t, 'sysFile', token, { filename: `m${i}.txt`, data: enc.encode(`many ${i}`) })).data.id);
+    expect((await t.call('POST', '/app/sysFile/delete', { token, body: { ids } })).status).toBe(200);
+    const store = t.deps.blobs!;
+    const calls: string[][] = [];
+    t.deps.blobs = {
+      ...store,
+      delete: async (key) => (calls.push([key]), store.delete(key)),
+      deleteMany: async (keys) => (calls.push([...keys]), store.deleteMany(keys)),
+    };
+    const result = await sweepAfterGrace(t);
+    expect(result.blobsUnreferenced).toBe(12);
+    expect(calls.map((c) => c.length)).toEqual([12]);
+    expect(t.count('blobs')).toBe(0);
+  });
+
   test('an upload racing the sweep of identical content never loses its blob', async () => {
     const t = await makeTestApp();
     const token = await t.login();
@@ -88,7 +107,7 @@ describe('the sweep', () => {
     const store = t.deps.blobs!;
     let removing!: () => void;
     const removingStarted = new Promise<void>((r) => (removing = r));
-    t.deps.blobs = { ...store, delete: async (key) => (removing(), await Bun.sleep(50), store.delete(key)) };
+    t.deps.blobs = { ...store, deleteMany: async (keys) => (removing(), await Bun.sleep(50), store.deleteMany(keys)) };
     t.clock.advance(25 * HOUR);
     const sweeping = cleanup(t.deps);
     await removingStarted;

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app.ts';
+import { upload } from './support/files.ts';
 
 // Database round trips per operation on a REAL D1 (workerd through Miniflare), read from the
 // Server-Timing header every response carries (db;dur=…;desc="N rt"). At the edge each round trip
@@ -49,16 +50,43 @@ describe('D1 round trips per operation (workerd)', () => {
     const d = await delegate(['sys:role:grantMenu', 'sys:role:add', 'sys:role:page'], 'rt_delegate');
     const target = await op('POST', '/app/sysRole/add', d.token, { name: 'Target', code: 'rt_target' });
     counts['delegated grantMenu'] = (await op('POST', '/app/sysRole/grantMenu', d.token, { roleId: target.data.id, menuIds: d.menuIds.slice(0, 2) })).rt;
+    const files: number[] = [];
+    for (let i = 0; i < 5; i++) files.push((await upload(t, 'sysFile', admin, { filename: `rt${i}.txt`, data: new TextEncoder().encode(`rt ${i}`) })).data.id);
+    const deleted = await t.call('POST', '/app/sysFile/delete', { token: admin, body: { ids: files } });
+    expect(deleted.status).toBe(200);
+    expect(await t.count('files')).toBe(0);
+    counts['delete distinct files'] = rt(deleted.res);
     console.log(counts);
     expect(counts).toEqual({
-      'guarded detail read': 2,
-      'page query (with count)': 2,
-      getLoginUserInformation: 2,
-      login: 4, // captcha off: lock check, slot reservation, user read, one batch
-      'add user': 5,
-      'edit user': 5,
-      'grant role': 5,
-      'delegated grantMenu': 7,
+      // Auth + data in one batch (deferred auth, src/http/auth-gate.ts).
+      'guarded detail read': 1,
+      'page query (with count)': 1,
+      getLoginUserInformation: 1,
+      login: 2, // one batch before the hash (captcha, slot, locks, user), one after (outcome)
+      // Pre-reads became guards of the write batch, which reads its answer back itself; the op-log
+      // row is written after the response (waitUntil).
+      'add user': 2,
+      'edit user': 2,
+      'grant role': 2,
+      'delegated grantMenu': 2,
+      // Auth, then one batch (blob counts recomputed, rows deleted); content goes in the sweep.
+      'delete distinct files': 2,
     });
+  }, 60_000);
+
+  test('the op-log row written after the response is there, for a success and a refusal alike', async () => {
+    const before = await t.count('op_log');
+    const ok = await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: 'rt_logged', password: PASSWORD } });
+    const taken = await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: 'rt_logged', password: PASSWORD } });
+    expect([ok.status, taken.status]).toEqual([200, 409]);
+    expect(rt(ok.res)).toBe(2);
+    const rows = await t.rows<{ action: string; status: number; trace_id: string }>(
+      `SELECT action, status, trace_id FROM op_log ORDER BY id DESC LIMIT 2`,
+    );
+    expect(await t.count('op_log')).toBe(before + 2);
+    expect(rows.reverse()).toEqual([
+      { action: 'add', status: 200, trace_id: ok.json.traceId ?? ok.res.headers.get('x-trace-id') },
+      { action: 'add', status: 409, trace_id: taken.json.traceId },
+    ]);
   }, 60_000);
 });

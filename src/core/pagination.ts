@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import type { ReadMany } from './ports.ts';
 import { badRequest } from './errors.ts';
 
 /**
@@ -105,29 +106,34 @@ export function whereCreatedBetween<QB extends SelectQueryBuilder<any, any, any>
   return q;
 }
 
-/**
- * Runs a page query. `filtered` holds the FROM and WHERE parts only; `select` adds the columns.
- * The sort column comes from the operation's whitelist (never from client text), with `id` as a
- * tie-breaker so pages are stable.
- */
-/** Offsets from which a page first picks its ids, then reads their rows (see runPage). */
+/** Offsets from which a page first picks its ids, then reads their rows (see pageStatements). */
 export const DEFERRED_JOIN_OFFSET = 1000;
 
-export async function runPage<S extends string, Row, R>(
-  req: PageRequest<S>,
-  opts: {
-    maxPageSize: number;
-    filtered: SelectQueryBuilder<any, any, any>;
-    /** The same rows for the count, when the WHERE is best written for another index there (default: filtered). */
-    counted?: SelectQueryBuilder<any, any, any>;
-    select: (qb: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, Row>;
-    /** A column name, or an expression such as sql`login_name COLLATE NOCASE` for a case-insensitive order. */
-    sortColumns: Record<S, string | RawBuilder<unknown>>;
-    defaultSort: S;
-    idColumn: string;
-    map: (row: Row) => R;
-  },
-): Promise<PageResult<R>> {
+export interface PageOptions<S extends string, Row, R> {
+  maxPageSize: number;
+  filtered: SelectQueryBuilder<any, any, any>;
+  /** The same rows for the count, when the WHERE is best written for another index there (default: filtered). */
+  counted?: SelectQueryBuilder<any, any, any>;
+  select: (qb: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, Row>;
+  /** A column name, or an expression such as sql`login_name COLLATE NOCASE` for a case-insensitive order. */
+  sortColumns: Record<S, string | RawBuilder<unknown>>;
+  defaultSort: S;
+  idColumn: string;
+  map: (row: Row) => R;
+}
+
+/** A page query as statements (rows, then the count when asked) and how to read their results. */
+export interface PageStatements<R> {
+  statements: CompiledQuery[];
+  finish(results: readonly unknown[][]): PageResult<R>;
+}
+
+/**
+ * A page query, compiled. `filtered` holds the FROM and WHERE parts only; `select` adds the
+ * columns. The sort column comes from the operation's whitelist (never from client text), with
+ * `id` as a tie-breaker so pages are stable.
+ */
+export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, opts: PageOptions<S, Row, R>): PageStatements<R> {
   if (req.pageSize > opts.maxPageSize) throw badRequest(`pageSize: must be at most ${opts.maxPageSize}`);
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
   const ordered = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q): Q =>
@@ -142,20 +148,35 @@ export async function runPage<S extends string, Row, R>(
     offset >= DEFERRED_JOIN_OFFSET
       ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))))
       : ordered(opts.select(opts.filtered)).offset(offset);
-  // Rows and count are sent together: one round trip on D1 instead of two.
-  const [rows, counted] = await Promise.all([
-    rowsQuery.execute(),
-    req.searchCount ? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst() : undefined,
-  ]);
-  const total = Number((counted as { n?: number } | undefined)?.n ?? 0);
+  const statements: CompiledQuery[] = [rowsQuery.compile()];
+  if (req.searchCount) statements.push((opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).compile());
   return {
-    records: rows.map(opts.map),
-    total,
-    size: req.pageSize,
-    current: req.pageNo,
-    pages: req.searchCount ? Math.ceil(total / req.pageSize) : 0,
-    searchCount: req.searchCount,
+    statements,
+    finish: ([rows = [], counted = []]) => {
+      const total = Number((counted[0] as { n?: number } | undefined)?.n ?? 0);
+      return {
+        records: (rows as Row[]).map(opts.map),
+        total,
+        size: req.pageSize,
+        current: req.pageNo,
+        pages: req.searchCount ? Math.ceil(total / req.pageSize) : 0,
+        searchCount: req.searchCount,
+      };
+    },
   };
+}
+
+/**
+ * Runs a page query: rows and count in one readMany (one round trip on D1, and on a plain-read
+ * route the caller's auth statement travels with them; see http/auth-gate.ts).
+ */
+export async function runPage<S extends string, Row, R>(
+  readMany: ReadMany,
+  req: PageRequest<S>,
+  opts: PageOptions<S, Row, R>,
+): Promise<PageResult<R>> {
+  const page = pageStatements(req, opts);
+  return page.finish(await readMany(page.statements));
 }
 
 /** Ids of batch actions: positive safe integers, 1..100 of them, duplicates folded. */

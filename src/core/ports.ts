@@ -22,6 +22,33 @@ export const MAX_BOUND_PARAMS = 100;
  */
 export type ReadSql = <T>(sql: string, params: readonly unknown[]) => Promise<T[]>;
 
+/** One read statement for ReadMany (a Kysely CompiledQuery fits). */
+export interface ReadStatement {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+/**
+ * Several read statements in ONE round trip, the rows of each in order: one `DB.batch()` on D1
+ * (`oneTrip`), one by one through ReadSql's cached statements where a call costs no network hop
+ * (local SQLite). The per-request auth gate (http/auth-gate.ts) puts its auth statement in front
+ * of the first such call of a plain-read request, so auth and data travel together on D1.
+ */
+export interface ReadMany {
+  (statements: readonly ReadStatement[]): Promise<unknown[][]>;
+  /** The statements travel together (D1); absent: each is its own call, so batching saves nothing. */
+  readonly oneTrip?: boolean;
+}
+
+/** ReadMany over ReadSql, one statement after the other (servers: local SQLite, no round trips). */
+export function readEach(read: ReadSql): ReadMany {
+  return async (statements) => {
+    const out: unknown[][] = [];
+    for (const s of statements) out.push(await read(s.sql, s.parameters));
+    return out;
+  };
+}
+
 /** argon2id over PHC strings, so a hash made by one runtime verifies on the other. */
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
@@ -82,6 +109,8 @@ export interface BlobStore {
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
   head(key: string): Promise<{ size: number } | null>;
   delete(key: string): Promise<void>;
+  /** Removes several keys (missing ones are fine): one call where the store takes a list (R2: up to 1000 keys). */
+  deleteMany(keys: readonly string[]): Promise<void>;
   /**
    * Committed keys with their write time (ms), in ascending key order, starting after `after`
    * (all when omitted), so the orphan sweep can stop anywhere and resume there on its next run.

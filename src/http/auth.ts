@@ -5,6 +5,7 @@ import type { PermissionCode } from '../core/permissions.ts';
 import { SUPER_ADMIN_ROLE } from '../core/permissions.ts';
 import { verifyLink, type LinkAction } from '../core/signed-links.ts';
 import { holdsCodeSql } from '../db/holds-code.ts';
+import { AuthGate, gatedDeps, PendingAuthUser } from './auth-gate.ts';
 
 /**
  * One statement answers everything a protected request needs: the session is live, its user is
@@ -89,26 +90,56 @@ export async function verifyToken(c: Parameters<MiddlewareHandler>[0]): Promise<
 
 /**
  * Authenticates the caller and computes whether they hold `code` (null: any logged-in user).
- * With `enforce`, a caller without the code is refused here (403); routes that record an op-log
- * row enforce later, in enforcePermission, so that the refusal is recorded too.
- * With `replicaReads` (plain read routes), once the check has passed the rest of the request reads
- * from the replica session when read replication is on (deps.afterAuth). The auth statement itself
- * always runs where the request started: the primary.
+ * With `enforce` (plain reads), a caller without the code is refused (403), and the auth statement
+ * is deferred to the handler's first read batch (http/auth-gate.ts): one D1 round trip for auth
+ * and data. Routes that record an op-log row authenticate here and now and enforce later, in
+ * enforcePermission, so that the refusal is recorded too.
+ * With `replicaReads` (plain read routes) and read replication on (deps.afterAuth), nothing is
+ * deferred: the auth statement must see the primary and the data should not, so the check runs
+ * here on the primary and the rest of the request reads from the replica session (README "Read
+ * replicas", trade-off with one-round-trip reads).
  */
 export function authenticate(code: PermissionCode | null, enforce = false, replicaReads = false): MiddlewareHandler {
   return async (c, next) => {
     const deps = c.var.deps;
     const { userId, sessionId } = await verifyToken(c);
     const now = new Date(deps.clock.now()).toISOString();
-    const [row] = await deps.read<AuthRow>(AUTH_SQL, [code, sessionId, userId, now]);
-    if (!row) throw new AppError('UNAUTHORIZED', 'Session has ended, please log in again');
-    const isSuperAdmin = row.is_super === 1;
-    const permitted = code === null || isSuperAdmin || row.has_perm === 1;
-    c.set('auth', { userId: row.user_id, loginName: row.login_name, sessionId, isSuperAdmin });
-    c.set('permitted', permitted);
-    if (enforce && !permitted) throw forbidden();
-    if (replicaReads && deps.afterAuth) c.set('deps', deps.afterAuth());
+    const parameters = [code, sessionId, userId, now];
+    /** The auth row's verdict: the caller (or 401), and whether they hold the code. */
+    const judge = (found: unknown) => {
+      const row = found as AuthRow | undefined;
+      if (!row) throw new AppError('UNAUTHORIZED', 'Session has ended, please log in again');
+      const isSuperAdmin = row.is_super === 1;
+      const permitted = code === null || isSuperAdmin || row.has_perm === 1;
+      c.set('permitted', permitted);
+      return { row, isSuperAdmin, permitted };
+    };
+    const toReplica = replicaReads && deps.afterAuth !== undefined;
+    if (!enforce || toReplica) {
+      const { row, isSuperAdmin, permitted } = judge((await deps.read<AuthRow>(AUTH_SQL, parameters))[0]);
+      c.set('auth', { userId: row.user_id, loginName: row.login_name, sessionId, isSuperAdmin });
+      if (enforce && !permitted) throw forbidden();
+      if (toReplica) c.set('deps', deps.afterAuth!());
+      await next();
+      return;
+    }
+    const auth = new PendingAuthUser(userId, sessionId);
+    const gate = new AuthGate(deps, { sql: AUTH_SQL, parameters }, (found) => {
+      const { row, isSuperAdmin, permitted } = judge(found);
+      if (!permitted) throw forbidden();
+      auth.learn(row.login_name, isSuperAdmin);
+    });
+    auth.attach(gate);
+    c.set('auth', auth);
+    c.set('deps', gatedDeps(deps, gate));
     await next();
+    // Whatever the handler did (no database call, a 400 before its first read, a success), the
+    // caller gets the verdict the auth row gives, as if it had been read first.
+    try {
+      await gate.settle();
+    } catch (err) {
+      if (c.error !== err) throw err;
+    }
   };
 }
 

@@ -56,6 +56,23 @@ async function requestParams(c: Context): Promise<unknown> {
 }
 
 /**
+ * Where the runtime can finish work after the response (Workers: `executionCtx.waitUntil`), the
+ * op-log row is written there, so it costs the client no round trip; elsewhere (servers) before the
+ * response, as always. Either way every operation gets its row, refusals included.
+ */
+function afterResponse(c: Context, work: Promise<void>): Promise<void> {
+  let ctx: { waitUntil(p: Promise<unknown>): void } | undefined;
+  try {
+    ctx = c.executionCtx;
+  } catch {
+    ctx = undefined; // Hono throws when the runtime gave no execution context
+  }
+  if (!ctx) return work;
+  ctx.waitUntil(work);
+  return Promise.resolve();
+}
+
+/**
  * Records one op_log row per write operation, failed ones included (the status and message the
  * client got). Module and action come from the path `/app/<module>/<action>`. A failure to write
  * the row is logged, never turned into a failed response.
@@ -68,27 +85,29 @@ export const recordOperation: MiddlewareHandler = async (c, next) => {
   const auth = c.get('auth');
   const info = clientInfo(c);
   const status = c.res.status;
-  try {
-    await deps.db
-      .insertInto('op_log')
-      .values({
-        module,
-        action,
-        method: c.req.method,
-        path: c.req.path.slice(0, 200),
-        operator_id: auth?.userId ?? null,
-        operator_name: auth?.loginName ?? null,
-        ip: info.ip,
-        user_agent: info.userAgent,
-        params: serializeParams(await requestParams(c)),
-        status,
-        error_msg: status >= 400 ? (c.get('errorMsg') ?? null) : null,
-        duration_ms: Math.max(0, Math.round(deps.clock.now() - started)),
-        trace_id: c.get('traceId'),
-        created_at: new Date(deps.clock.now()).toISOString(),
-      })
-      .execute();
-  } catch (err) {
-    deps.log.log('error', 'op log write failed', { traceId: c.get('traceId'), ...errorFields(err) });
-  }
+  const row = {
+    module,
+    action,
+    method: c.req.method,
+    path: c.req.path.slice(0, 200),
+    operator_id: auth?.userId ?? null,
+    operator_name: auth?.loginName ?? null,
+    ip: info.ip,
+    user_agent: info.userAgent,
+    params: serializeParams(await requestParams(c)),
+    status,
+    error_msg: status >= 400 ? (c.get('errorMsg') ?? null) : null,
+    duration_ms: Math.max(0, Math.round(deps.clock.now() - started)),
+    trace_id: c.get('traceId'),
+    created_at: new Date(deps.clock.now()).toISOString(),
+  };
+  const write = deps.db
+    .insertInto('op_log')
+    .values(row)
+    .execute()
+    .then(
+      () => undefined,
+      (err: unknown) => deps.log.log('error', 'op log write failed', { traceId: row.trace_id, ...errorFields(err) }),
+    );
+  await afterResponse(c, write);
 };

@@ -1,5 +1,6 @@
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { Deps } from '../deps.ts';
+import { readEach } from '../core/ports.ts';
 
 /**
  * Database round trips of one request. Each Kysely query, deps.read and deps.atomic batch is one
@@ -82,6 +83,10 @@ export function meteredDeps(deps: Deps, meter: DbMeter): Deps {
       return (db ??= deps.db.withPlugin(new MeterPlugin(meter)));
     },
     read: (sql, params) => meter.time(() => deps.read(sql, params)),
+    // One batch is one call; read one by one (servers), every statement is a call of its own.
+    readMany: deps.readMany.oneTrip
+      ? Object.assign((statements: Parameters<Deps['readMany']>[0]) => meter.time(() => deps.readMany(statements)), { oneTrip: true })
+      : readEach((sql, params) => meter.time(() => deps.read(sql, params))),
     atomic: (queries) => meter.time(() => deps.atomic(queries)),
     // The replica session's calls count on the same meter.
     ...(deps.afterAuth ? { afterAuth: () => meteredDeps(deps.afterAuth!(), meter) } : {}),

@@ -110,8 +110,13 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
       body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await app.request(path, { method, headers, body });
+    // On D1 the app runs as on Workers: work handed to waitUntil (the op-log row) finishes after
+    // the response, and the test waits for it the way workerd would keep the request alive.
+    const after: Promise<unknown>[] = [];
+    const ctx = d1 ? { waitUntil: (p: Promise<unknown>) => void after.push(p), passThroughOnException() {}, props: {} } : undefined;
+    const res = await app.request(path, { method, headers, body }, undefined, ctx as never);
     const json = (await res.json()) as { status: number; msg: string; data: any; traceId: string };
+    await Promise.all(after);
     return { res, status: res.status, json, data: json.data };
   }
 

@@ -2,7 +2,7 @@ import type { Config } from '../../config.ts';
 import type { ClientFacts, Deps } from '../../deps.ts';
 import { createKeys } from '../../core/keys.ts';
 import { jsonLogger } from '../../core/log.ts';
-import { randomIds, systemClock } from '../../core/ports.ts';
+import { randomIds, readEach, systemClock } from '../../core/ports.ts';
 import { nodeArgon2Hasher } from './argon2.ts';
 import { diskBlobStore } from './disk-blobs.ts';
 import type { SqliteBinding } from './sqlite-binding.ts';
@@ -30,6 +30,7 @@ export function serverDeps({ config, sqlite, secret, client }: ServerDepsInput, 
     db: sqlite.db,
     atomic: sqlite.atomic,
     read: sqlite.read,
+    readMany: readEach(sqlite.read),
     clock: systemClock,
     ids: randomIds,
     keys: createKeys(secret),

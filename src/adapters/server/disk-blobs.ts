@@ -106,6 +106,10 @@ export function diskBlobStore(root: string): BlobStore {
       assertKey(key);
       await unlinkQuiet(pathOf(key));
     },
+    async deleteMany(keys) {
+      keys.forEach(assertKey);
+      for (const key of keys) await unlinkQuiet(pathOf(key));
+    },
     async *list(after = '') {
       // Sorted at each level, and folders wholly before `after` skipped, so keys come in order.
       const sorted = async (path: string) => (await readdirQuiet(path)).sort();

@@ -10,7 +10,7 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
-import type { Atomic, ReadSql } from '../../core/ports.ts';
+import type { Atomic, ReadMany, ReadSql } from '../../core/ports.ts';
 import { assertParamLimit, statementKind } from '../../db/statements.ts';
 import type { D1Database, D1PreparedStatement, D1Result, D1Value } from './bindings.ts';
 
@@ -125,4 +125,14 @@ export function d1Atomic(d1: D1Database): Atomic {
 /** deps.read on D1: one plain-SQL read, `prepare(sql).bind(...).all()`. */
 export function d1Read(d1: D1Database): ReadSql {
   return async <T>(sql: string, params: readonly unknown[]) => (await d1.prepare(sql).bind(...toD1Values(sql, params)).all<T>()).results ?? [];
+}
+
+/** deps.readMany on D1: the reads in one `DB.batch()`, one round trip (and one consistent snapshot). */
+export function d1ReadMany(d1: D1Database): ReadMany {
+  const readMany = async (statements: Parameters<ReadMany>[0]) => {
+    if (statements.length === 0) return [];
+    const results = await d1.batch(statements.map((s) => d1.prepare(s.sql).bind(...toD1Values(s.sql, s.parameters))));
+    return results.map((r) => r.results ?? []);
+  };
+  return Object.assign(readMany, { oneTrip: true as const });
 }

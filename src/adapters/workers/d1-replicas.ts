@@ -2,9 +2,9 @@ import { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { DbPaths, ReplicaSessions } from '../../deps.ts';
 import type { D1Database, D1DatabaseSession } from './bindings.ts';
-import { D1Dialect, d1Atomic, d1Read } from './d1-dialect.ts';
+import { D1Dialect, d1Atomic, d1Read, d1ReadMany } from './d1-dialect.ts';
 
-/** The database paths (Kysely, atomic, read) over one D1 session. */
+/** The database paths (Kysely, atomic, read, readMany) over one D1 session. */
 function pathsOver(session: D1DatabaseSession): DbPaths {
   // A session has prepare/batch like the binding: the adapters take it as a D1Database.
   const d1 = session as D1Database;
@@ -16,6 +16,7 @@ function pathsOver(session: D1DatabaseSession): DbPaths {
     },
     atomic: d1Atomic(d1),
     read: d1Read(d1),
+    readMany: d1ReadMany(d1),
   };
 }
 

@@ -8,7 +8,7 @@ import { randomIds, systemClock } from '../../core/ports.ts';
 import { wasmArgon2Hasher } from './argon2-wasm.ts';
 import type { D1Database } from './bindings.ts';
 import { workersClient } from './client.ts';
-import { D1Dialect, d1Atomic, d1Read } from './d1-dialect.ts';
+import { D1Dialect, d1Atomic, d1Read, d1ReadMany } from './d1-dialect.ts';
 import { classifyWorkersError } from './d1-errors.ts';
 import { d1Replication } from './d1-replicas.ts';
 import { r2BlobStore, type R2BucketLike } from './r2-blobs.ts';
@@ -34,6 +34,7 @@ export function workersDeps({ config, d1, files, secret }: WorkersDepsInput, mor
     db: new Kysely<Database>({ dialect: new D1Dialect(d1) }),
     atomic: d1Atomic(d1),
     read: d1Read(d1),
+    readMany: d1ReadMany(d1),
     clock: systemClock,
     ids: randomIds,
     keys: createKeys(new TextEncoder().encode(secret)),

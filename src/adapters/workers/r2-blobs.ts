@@ -192,6 +192,11 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
       assertKey(key);
       await bucket.delete(objectKey(key));
     },
+    async deleteMany(keys) {
+      keys.forEach(assertKey);
+      // R2's delete takes up to 1000 keys per call.
+      for (let i = 0; i < keys.length; i += 1000) await bucket.delete(keys.slice(i, i + 1000).map(objectKey));
+    },
     async *list(after) {
       let cursor: string | undefined;
       // R2 lists in key order; startAfter resumes where an earlier sweep stopped.

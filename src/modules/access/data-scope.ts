@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import type { AuthUser } from '../../core/caller.ts';
+import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
 import { sqlText } from '../../db/sql-text.ts';
 
@@ -109,6 +109,8 @@ export interface CallerScope {
   self: boolean;
 }
 
+type ScopeRow = { all_: number; orgs: string | null; self_: number };
+
 /**
  * `?1`'s effective scope in one row (all_, orgs as a JSON list, self_), from the same fragments as
  * the guards: one constant text, compiled once, so the statement stays prepared and planned.
@@ -118,13 +120,28 @@ const CALLER_SCOPE_SQL = (() => {
   return sqlText(sql`SELECT ${scopeAll(c)} AS all_, (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) AS orgs, ${scopeSelf(c)} AS self_`);
 })();
 
-/** Reads `auth`'s effective scope with one statement (CALLER_SCOPE_SQL). */
-export async function callerScope(deps: Deps, auth: AuthUser): Promise<CallerScope> {
-  if (auth.isSuperAdmin) return { all: true, orgIds: [], self: true };
-  const [row] = await deps.read<{ all_: number; orgs: string | null; self_: number }>(CALLER_SCOPE_SQL, [auth.userId]);
+/**
+ * The statement that reads user `callerId`'s effective scope (CALLER_SCOPE_SQL), for a batch;
+ * callerScopeOf turns its row into a CallerScope. Usable before the caller's auth row is known
+ * (a super admin's row says `all`: scopeAll covers the superAdmin role).
+ */
+export function callerScopeQuery(callerId: number) {
+  return { sql: CALLER_SCOPE_SQL, parameters: [callerId] };
+}
+
+/** The CallerScope a row of callerScopeQuery describes. */
+export function callerScopeOf(found: unknown): CallerScope {
+  const row = found as ScopeRow | undefined;
   if (!row || row.all_ === 1) return { all: true, orgIds: [], self: true };
   const orgIds = (JSON.parse(row.orgs ?? '[]') as (number | null)[]).filter((id): id is number => id !== null).sort((a, b) => a - b);
   return { all: false, orgIds, self: row.self_ === 1 };
+}
+
+/** Reads `auth`'s effective scope with one statement (none for a known super admin). */
+export async function callerScope(deps: Deps, auth: AuthUser): Promise<CallerScope> {
+  if (knownSuperAdmin(auth)) return { all: true, orgIds: [], self: true };
+  const [row] = await deps.read<ScopeRow>(CALLER_SCOPE_SQL, [auth.userId]);
+  return callerScopeOf(row);
 }
 
 /**

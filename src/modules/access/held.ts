@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import type { AuthUser } from '../../core/caller.ts';
+import { authSettled, type AuthUser } from '../../core/caller.ts';
 import { forbidden } from '../../core/errors.ts';
 import type { PermissionCode } from '../../core/permissions.ts';
 import { holdsCodeSql } from '../../db/holds-code.ts';
@@ -15,6 +15,7 @@ const HOLDS_SQL = `SELECT ${holdsCodeSql('+?')} AS has_perm`;
  * sysUser/edit with roleIds (sys:user:grantRole) or status (sys:user:changeStatus).
  */
 export async function callerHolds(deps: Deps, auth: AuthUser, code: PermissionCode): Promise<boolean> {
+  await authSettled(auth);
   if (auth.isSuperAdmin) return true;
   const [row] = await deps.read<{ has_perm: number }>(HOLDS_SQL, [code, auth.userId]);
   return row?.has_perm === 1;

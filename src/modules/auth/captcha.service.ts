@@ -60,7 +60,18 @@ export async function issueCaptcha(deps: Deps, ip: string) {
  */
 export async function consumeCaptcha(deps: Deps, codeKey: string | undefined, answer: string | undefined): Promise<boolean> {
   if (!codeKey || !answer) return false;
-  const row = await deps.db.deleteFrom('captchas').where('key', '=', codeKey).returning(['answer_hash', 'expires_at']).executeTakeFirst();
+  const [deleted] = await deps.atomic([consumeCaptchaQuery(deps, codeKey)]);
+  return captchaMatches(deps, deleted?.rows[0], codeKey, answer);
+}
+
+/** The statement that uses up captcha `codeKey` (it answers the row it removed), so it can join a batch. */
+export function consumeCaptchaQuery(deps: Deps, codeKey: string) {
+  return deps.db.deleteFrom('captchas').where('key', '=', codeKey).returning(['answer_hash', 'expires_at']).compile();
+}
+
+/** Whether the row consumeCaptchaQuery removed was live and `answer` is its answer. */
+export async function captchaMatches(deps: Deps, removed: unknown, codeKey: string, answer: string): Promise<boolean> {
+  const row = removed as { answer_hash: string; expires_at: string } | undefined;
   if (!row || row.expires_at <= isoNow(deps.clock)) return false;
   return constantTimeEqual(row.answer_hash, await answerHash(deps, codeKey, answer));
 }

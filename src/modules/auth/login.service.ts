@@ -4,8 +4,8 @@ import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../co
 import type { PasswordHasher } from '../../core/ports.ts';
 import { dummyPhc } from '../../core/phc.ts';
 import { isoNow } from '../../core/time.ts';
-import { consumeCaptcha } from './captcha.service.ts';
-import { hitQuery, lockedFor, releaseQuery, reserve, type Subject } from './rate-limit.ts';
+import { captchaMatches, consumeCaptchaQuery } from './captcha.service.ts';
+import { hitQuery, lockedForQuery, lockedMs, releaseQuery, reserved, reserveQuery, type Subject } from './rate-limit.ts';
 import { signSessionToken } from './session.ts';
 import type { LoginInput } from './auth.schemas.ts';
 
@@ -75,22 +75,6 @@ const TOO_MANY = 'Too many failed login attempts, try again later';
 const SLOT_WAIT_MS = 15_000;
 const SLOT_POLL_MS = 20;
 
-/**
- * Waits for a throttle slot on every subject. Refused at once (429) while a subject is locked;
- * an attempt kept out only by others still in flight waits for their outcome, because those may
- * be right passwords (a shared account, an office behind one NAT) that count nothing.
- */
-async function takeSlot(deps: Deps, subjects: Subject[], id: string): Promise<AppError | null> {
-  const keys = subjects.map((s) => s.key);
-  for (let waited = 0; ; waited += SLOT_POLL_MS) {
-    if (await reserve(deps, subjects, id)) return null;
-    const lockMs = await lockedFor(deps, keys);
-    if (lockMs > 0) return tooMany(lockMs / 1000, TOO_MANY);
-    if (waited >= SLOT_WAIT_MS) return tooMany(1, TOO_MANY);
-    await new Promise((ok) => setTimeout(ok, SLOT_POLL_MS));
-  }
-}
-
 export async function login(deps: Deps, input: LoginInput, client: LoginClient) {
   const { db, config } = deps;
   const loginName = input.loginName.slice(0, 64);
@@ -107,31 +91,48 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
     throw err;
   };
 
-  // The captcha is used up by this attempt whatever happens next, a locked-out attempt included.
-  let captchaOk = true;
+  let codeKey = '';
+  let answer = '';
   if (config.CAPTCHA_ENABLED) {
-    const codeKey = input.codeKey?.trim() ?? '';
-    const answer = input.securityCode?.trim() ?? '';
+    codeKey = input.codeKey?.trim() ?? '';
+    answer = input.securityCode?.trim() ?? '';
     if (codeKey && !UUID.test(codeKey)) return refuse(badRequest('codeKey: must be a UUID'));
     if (answer.length > 16) return refuse(badRequest('securityCode: must be at most 16 characters'));
-    captchaOk = await consumeCaptcha(deps, codeKey, answer);
   }
-  const lockMs = await lockedFor(deps, [byName.key, byAddress.key]);
-  if (lockMs > 0) return refuse(tooMany(lockMs / 1000, TOO_MANY));
-  if (!captchaOk) return refuse(badRequest('securityCode: the verification code is wrong or has expired'));
-
-  // A slot is reserved before the slow hash, so a parallel burst cannot get more outcomes than
-  // the limit; every outcome below releases it in the same batch that records what happened.
+  // ONE batch before the hash (one D1 round trip): the captcha is used up (by this attempt,
+  // whatever happens next, a locked-out attempt included), a throttle slot is reserved on every
+  // subject (none while a subject is locked or full: a parallel burst cannot get more outcomes than
+  // the limit), the locks are read, and the user. Every outcome below releases the slot in the
+  // same batch that records what happened: the second round trip.
   const attemptId = deps.ids.uuid();
-  const busy = await takeSlot(deps, subjects, attemptId);
-  if (busy) return refuse(busy);
   const release = releaseQuery(deps, subjects, attemptId);
+  const userQuery = db
+    .selectFrom('users')
+    .select(['id', 'login_name', 'password_hash', 'status'])
+    .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
+    .compile();
+  let captcha: CompiledQuery | undefined = config.CAPTCHA_ENABLED && codeKey && answer ? consumeCaptchaQuery(deps, codeKey) : undefined;
+  let captchaOk = !config.CAPTCHA_ENABLED;
+  let user: { id: number; login_name: string; password_hash: string; status: string } | undefined;
+  for (let waited = 0; ; waited += SLOT_POLL_MS) {
+    const results = await deps.atomic([...(captcha ? [captcha] : []), reserveQuery(deps, subjects, attemptId), lockedForQuery(deps, subjects.map((x) => x.key)), userQuery]);
+    if (captcha) captchaOk = await captchaMatches(deps, results.shift()?.rows[0], codeKey, answer);
+    captcha = undefined;
+    const [slot, locks, users] = results;
+    const held = reserved(slot, subjects);
+    const lockMs = lockedMs(deps, locks?.rows);
+    if (lockMs > 0) return refuse(tooMany(lockMs / 1000, TOO_MANY), null, held ? [release] : []);
+    if (!captchaOk) return refuse(badRequest('securityCode: the verification code is wrong or has expired'), null, held ? [release] : []);
+    if (held) {
+      user = users?.rows[0] as typeof user;
+      break;
+    }
+    // Kept out only by attempts still in flight: wait for their outcome, which may well be a right
+    // password (a shared account, an office behind one NAT) that counts nothing.
+    if (waited >= SLOT_WAIT_MS) return refuse(tooMany(1, TOO_MANY));
+    await new Promise((ok) => setTimeout(ok, SLOT_POLL_MS));
+  }
   try {
-    const user = await db
-      .selectFrom('users')
-      .select(['id', 'login_name', 'password_hash', 'status'])
-      .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
-      .executeTakeFirst();
     const passwordOk = await deps.hasher.verify(user?.password_hash ?? dummyHash(deps.hasher), input.password);
     if (!user || !passwordOk) {
       const counts = [hitQuery(deps, byName.key, byName.rule).compile(), hitQuery(deps, byAddress.key, byAddress.rule).compile()];

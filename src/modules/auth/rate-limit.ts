@@ -40,14 +40,24 @@ export async function hit(deps: Deps, key: string, rule: WindowRule) {
 
 /** Milliseconds until the latest lock on any of `keys` ends; 0 when none is locked. */
 export async function lockedFor(deps: Deps, keys: string[]): Promise<number> {
-  const now = isoNow(deps.clock);
-  const row = await deps.db
+  const [lock] = await deps.atomic([lockedForQuery(deps, keys)]);
+  return lockedMs(deps, lock?.rows);
+}
+
+/** lockedFor as a statement, to join a batch; lockedMs reads its rows. */
+export function lockedForQuery(deps: Deps, keys: string[]) {
+  return deps.db
     .selectFrom('rate_limits')
     .select((eb) => eb.fn.max('locked_until').as('until'))
     .where('key', 'in', keys)
-    .where('locked_until', '>', now)
-    .executeTakeFirst();
-  return row?.until ? Date.parse(row.until) - deps.clock.now() : 0;
+    .where('locked_until', '>', isoNow(deps.clock))
+    .compile();
+}
+
+/** Milliseconds until the lock lockedForQuery found ends; 0 when none. */
+export function lockedMs(deps: Deps, rows: readonly unknown[] | undefined): number {
+  const until = (rows?.[0] as { until?: string | null } | undefined)?.until;
+  return until ? Date.parse(until) - deps.clock.now() : 0;
 }
 
 /** A throttled subject: its failure counter's key and rule. */
@@ -75,6 +85,17 @@ export const pendingKey = (key: string, id: string) => pendingPrefix(key) + id;
  * outcome may well be a success, which costs nothing).
  */
 export async function reserve(deps: Deps, subjects: Subject[], id: string): Promise<boolean> {
+  const [inserted] = await deps.atomic([reserveQuery(deps, subjects, id)]);
+  return reserved(inserted, subjects);
+}
+
+/** Whether reserveQuery's result took a slot on every subject. */
+export function reserved(result: { numAffectedRows?: bigint } | undefined, subjects: Subject[]): boolean {
+  return Number(result?.numAffectedRows ?? 0n) === subjects.length;
+}
+
+/** reserve as a statement, to join a batch (see reserve). */
+export function reserveQuery(deps: Deps, subjects: Subject[], id: string) {
   const now = isoNow(deps.clock);
   const stale = isoNow(deps.clock, -PENDING_MS);
   const full = ({ key, rule }: Subject) => {
@@ -88,9 +109,8 @@ export async function reserve(deps: Deps, subjects: Subject[], id: string): Prom
     subjects.map((s) => sql`SELECT ${pendingKey(s.key, id)} AS k`),
     sql` UNION ALL `,
   );
-  const result = await sql`INSERT INTO rate_limits (key, count, window_start, locked_until)
-    SELECT k, 0, ${now}, NULL FROM (${rows}) WHERE NOT (${sql.join(subjects.map(full), sql` OR `)})`.execute(deps.db);
-  return Number(result.numAffectedRows ?? 0n) === subjects.length;
+  return sql`INSERT INTO rate_limits (key, count, window_start, locked_until)
+    SELECT k, 0, ${now}, NULL FROM (${rows}) WHERE NOT (${sql.join(subjects.map(full), sql` OR `)})`.compile(deps.db);
 }
 
 /** Drops the reservations of attempt `id`, compiled so it can join the outcome's batch. */

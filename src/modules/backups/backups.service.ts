@@ -40,7 +40,7 @@ export async function pageBackups(deps: Deps, req: BackupPageInput) {
   let filtered = deps.db.selectFrom('backups');
   if (req.params.status) filtered = filtered.where('status', '=', req.params.status);
   if (req.params.trigger) filtered = filtered.where('trigger_type', '=', req.params.trigger);
-  return runPage(req, {
+  return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
     select: (qb) => qb.selectAll(),

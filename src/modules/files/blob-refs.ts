@@ -39,6 +39,12 @@ export async function withBlobLock<T>(store: BlobStore, key: string, fn: () => P
   }
 }
 
+/** Runs `fn` holding the per-key locks of every key (taken in sorted order, so two callers cannot deadlock). */
+function withBlobLocks<T>(store: BlobStore, keys: readonly string[], fn: () => Promise<T>): Promise<T> {
+  const sorted = [...new Set(keys)].sort();
+  return sorted.reduceRight<() => Promise<T>>((inner, key) => () => withBlobLock(store, key, inner), fn)();
+}
+
 /** Deletes the stored bytes of `key` unless a `blobs` row (a new reference) appeared meanwhile. */
 async function deleteBlobIfUnreferenced(deps: Deps, store: BlobStore, key: string): Promise<boolean> {
   return withBlobLock(store, key, async () => {
@@ -74,32 +80,26 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
   let more = false;
 
   let unreferenced = 0;
-  const dueLimit = Math.min(DUE_PER_RUN, Math.floor((budget.limit - budget.used - 1) / 2));
+  // The select, then one delete statement and one store call for all of them: 3 of the budget.
+  const dueLimit = budget.limit - budget.used >= 3 ? DUE_PER_RUN : 0;
   const due =
     dueLimit > 0 && budget.take()
       ? await db.selectFrom('blobs').select('sha256').where('ref_count', '=', 0).where('unreferenced_at', '<', expired).limit(dueLimit).execute()
       : [];
   if (due.length === dueLimit) more = true;
-  for (const { sha256 } of due) {
-    if (!budget.take(2)) {
-      more = true;
-      break;
-    }
-    const removed = await withBlobLock(store, sha256, async () => {
-      // Re-checked in the statement: an upload may have revived the row since the select.
-      const gone = await db
-        .deleteFrom('blobs')
-        .where('sha256', '=', sha256)
-        .where('ref_count', '=', 0)
-        .where('unreferenced_at', '<', expired)
-        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('files').select(sql`1`.as('one')).where('files.sha256', '=', sha256))))
-        .executeTakeFirst();
-      if (!gone.numDeletedRows) return false;
-      await store.delete(sha256);
-      return true;
+  // The due rows go in ONE statement (re-checked in it: an upload may have revived a row since the
+  // select) and their content in ONE multi-key store call, under the per-key locks of all of them.
+  const keys = due.map((d) => d.sha256).sort();
+  if (keys.length > 0 && budget.take(2)) {
+    const list = sql<string>`(SELECT value FROM json_each(${JSON.stringify(keys)}))`;
+    unreferenced = await withBlobLocks(store, keys, async () => {
+      const { rows } = await sql<{ sha256: string }>`DELETE FROM blobs WHERE sha256 IN ${list} AND ref_count = 0
+        AND unreferenced_at < ${expired} AND NOT EXISTS (SELECT 1 FROM files WHERE files.sha256 = blobs.sha256)
+        RETURNING sha256`.execute(db);
+      if (rows.length > 0) await store.deleteMany(rows.map((r) => r.sha256));
+      return rows.length;
     });
-    if (removed) unreferenced++;
-  }
+  } else if (keys.length > 0) more = true;
 
   // Orphans: reading and saving the cursor take 2 calls; each check 1, each removal 2.
   let orphans = 0;

@@ -14,7 +14,7 @@ import { inspectStream } from './inspect-stream.ts';
 import { openFilePart } from './multipart-file.ts';
 import { signedQuery, type LinkAction } from '../../core/signed-links.ts';
 import { idList } from '../../db/id-list.ts';
-import type { AuthUser } from '../../core/caller.ts';
+import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { callerHolds } from '../access/held.ts';
 import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
 
@@ -211,7 +211,7 @@ function mayLink(deps: Deps, auth: AuthUser, kind: FileKind) {
  */
 async function findRow(deps: Deps, kind: FileKind, id: number, auth?: AuthUser): Promise<FileRow> {
   let q = deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind);
-  if (auth && !auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('files.created_by')));
+  if (auth && !knownSuperAdmin(auth)) q = q.where(rowOfUserInScope(auth.userId, sql.ref('files.created_by')));
   const row = await q.executeTakeFirst();
   if (!row) throw notFound(kind === 'image' ? 'Image not found' : 'File not found');
   return row;
@@ -238,7 +238,7 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
   filtered = whereContains(filtered, 'content_type', p.contentType);
   if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
   filtered = whereCreatedBetween(filtered, 'created_at', p);
-  const page = await runPage(req, {
+  const page = await runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
     select: (qb) => qb.selectAll(),
@@ -259,15 +259,16 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
  */
 export async function deleteFiles(deps: Deps, auth: AuthUser, kind: FileKind, ids: number[]) {
   const { db } = deps;
-  // Records outside the caller's data scope are skipped like unknown ids.
-  const inScope = auth.isSuperAdmin ? sql<boolean>`1` : rowOfUserInScope(auth.userId, sql.ref('files.created_by'));
-  // Lists are bound as one JSON parameter each: 100 ids plus `kind` would exceed D1's 100.
-  const rows = await db.selectFrom('files').select(['id', 'sha256']).where('kind', '=', kind).where('id', 'in', idList(ids)).where(inScope).execute();
-  if (!rows.length) return { deleted: 0 };
-  const shas = sql<string>`(SELECT value FROM json_each(${JSON.stringify([...new Set(rows.map((r) => r.sha256))])}))`;
-  const remaining = sql<number>`(SELECT count(*) FROM files WHERE files.sha256 = blobs.sha256)`;
-  const [deletedFiles] = await deps.atomic([
-    db.deleteFrom('files').where('kind', '=', kind).where('id', 'in', idList(rows.map((r) => r.id))).where(inScope).compile(),
+  // The records acted on, as a condition on alias `f`: this kind, these ids (one bound JSON list:
+  // 100 ids plus `kind` would exceed D1's 100 parameters), in the caller's data scope (others are
+  // skipped like unknown ids).
+  const targeted = (f: string) =>
+    sql<boolean>`(${sql.ref(`${f}.kind`)} = ${kind} AND ${sql.ref(`${f}.id`)} IN ${idList(ids)}
+      AND ${auth.isSuperAdmin ? sql`1` : rowOfUserInScope(auth.userId, sql.ref(`${f}.created_by`))})`;
+  // ONE batch, no read before it: first each affected blob's count is recomputed as the rows that
+  // will remain (so concurrent deletes cannot double-count), then the rows go.
+  const remaining = sql<number>`(SELECT count(*) FROM files rf WHERE rf.sha256 = blobs.sha256 AND NOT ${targeted('rf')})`;
+  const [, deletedFiles] = await deps.atomic([
     db
       .updateTable('blobs')
       .set({
@@ -275,8 +276,9 @@ export async function deleteFiles(deps: Deps, auth: AuthUser, kind: FileKind, id
         // Keeps the first time it reached zero, so repeated deletes cannot postpone the sweep.
         unreferenced_at: sql`CASE WHEN ${remaining} > 0 THEN NULL ELSE coalesce(unreferenced_at, ${isoNow(deps.clock)}) END`,
       })
-      .where('sha256', 'in', shas)
+      .where('sha256', 'in', sql<string>`(SELECT tf.sha256 FROM files tf WHERE ${targeted('tf')})`)
       .compile(),
+    db.deleteFrom('files').where(targeted('files')).compile(),
   ]);
-  return { deleted: Number(deletedFiles!.numAffectedRows) };
+  return { deleted: Number(deletedFiles!.numAffectedRows ?? 0) };
 }

@@ -54,7 +54,7 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
     if (scope) qb = qb.where(scope);
     return whereCreatedBetween(qb, 'created_at', p);
   };
-  return runPage(req, {
+  return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: build(walkTime),
     counted: build(false),

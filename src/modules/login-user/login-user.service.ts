@@ -7,8 +7,9 @@ import { assertPasswordAllowed } from '../../core/password-policy.ts';
 import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
 import { toUser } from '../users/user.model.ts';
-import { findUser } from '../users/users.repo.ts';
-import { callerScope } from '../access/data-scope.ts';
+import { FIND_USER_SQL, findUser } from '../users/users.repo.ts';
+import type { PublicUserRow } from '../users/user.model.ts';
+import { callerScopeOf, callerScopeQuery } from '../access/data-scope.ts';
 import type { ProfileInput } from './login-user.schemas.ts';
 
 export interface RouterMenu {
@@ -73,13 +74,22 @@ const GRANTED_MENUS_SQL = `SELECT DISTINCT rm.menu_id AS menu_id FROM user_role 
 type MenuRow = { id: number; parent_id: number; title: string; type: string; path: string | null; component: string | null; icon: string | null; permission: string | null; sort: number; hidden: number; status: string; name: string | null; keep_alive: number };
 
 export async function loginUserInformation(deps: Deps, auth: AuthUser) {
-  const [user, roles, menus, grantedRows, scope] = await Promise.all([
-    loadUser(deps, auth.userId),
-    deps.read<{ code: string }>(ROLE_CODES_SQL, [auth.userId]),
-    deps.read<MenuRow>(ALL_MENUS_SQL, []),
-    auth.isSuperAdmin ? Promise.resolve([]) : deps.read<{ menu_id: number }>(GRANTED_MENUS_SQL, [auth.userId]),
-    callerScope(deps, auth),
+  // One readMany: on D1 one batch, which also carries the request's deferred auth row (so the
+  // whole call is one round trip); isSuperAdmin is known once it has answered.
+  const scopeQuery = callerScopeQuery(auth.userId);
+  const [userRows, roleRows, menuRows, grantedRowsAll, scopeRows] = await deps.readMany([
+    { sql: FIND_USER_SQL, parameters: [auth.userId] },
+    { sql: ROLE_CODES_SQL, parameters: [auth.userId] },
+    { sql: ALL_MENUS_SQL, parameters: [] },
+    { sql: GRANTED_MENUS_SQL, parameters: [auth.userId] },
+    scopeQuery,
   ]);
+  const user = userRows?.[0] as PublicUserRow | undefined;
+  if (!user) throw notFound('User not found');
+  const roles = (roleRows ?? []) as { code: string }[];
+  const menus = (menuRows ?? []) as MenuRow[];
+  const grantedRows = (grantedRowsAll ?? []) as { menu_id: number }[];
+  const scope = callerScopeOf(scopeRows?.[0]);
   let granted: Set<number> | 'all' = 'all';
   let permissions = ['*'];
   if (!auth.isSuperAdmin) {

@@ -23,7 +23,7 @@ export async function pageOnline(deps: Deps, auth: AuthUser, req: OnlinePageInpu
   if (scope) filtered = filtered.where(scope);
   filtered = whereContains(filtered, 'u.login_name', req.params.loginName);
   filtered = whereContains(filtered, 's.ip', req.params.ip);
-  return runPage(req, {
+  return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
     select: (qb) =>

@@ -4,7 +4,7 @@ import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
 import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
-import type { AuthUser } from '../../core/caller.ts';
+import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
 import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
 
@@ -54,7 +54,7 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
   filtered = whereStartsWith(filtered, 'operator_name', p.operatorName, { nocase: true });
   if (p.status !== undefined) filtered = filtered.where('status', '=', p.status);
   filtered = whereCreatedBetween(filtered, 'created_at', p);
-  return runPage(req, {
+  return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
     select: (qb) => qb.select(COLUMNS),
@@ -67,7 +67,7 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
 
 export async function opLogDetail(deps: Deps, auth: AuthUser, id: number) {
   let q = deps.db.selectFrom('op_log').selectAll().where('id', '=', id);
-  if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('op_log.operator_id')));
+  if (!knownSuperAdmin(auth)) q = q.where(rowOfUserInScope(auth.userId, sql.ref('op_log.operator_id')));
   const row = await q.executeTakeFirst();
   if (!row) throw notFound(`Operation log ${id} not found`);
   return toOpLog(row);

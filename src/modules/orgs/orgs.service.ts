@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type RawBuilder, type Selectable } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import type { OrgsTable } from '../../db/schema.ts';
-import type { AuthUser } from '../../core/caller.ts';
+import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import { guardStatement } from '../../db/guards.ts';
 import { isoNow } from '../../core/time.ts';
@@ -37,7 +37,7 @@ const ROOT_OUTSIDE = 'parentId: only a caller whose data scope is `all` can add 
 
 /** Organisation `org` (SQL value) is visible to the caller: `all`, or in their scope. */
 const visible = (auth: AuthUser, org: RawBuilder<unknown> | number) =>
-  auth.isSuperAdmin ? sql<boolean>`1` : sql<boolean>`(${scopeAll(auth.userId)} OR ${orgInScope(auth.userId, sql`${org}`)})`;
+  knownSuperAdmin(auth) ? sql<boolean>`1` : sql<boolean>`(${scopeAll(auth.userId)} OR ${orgInScope(auth.userId, sql`${org}`)})`;
 
 /** Guard: `parentId` is a place the caller may put an organisation (the root needs scope `all`). */
 function parentGuard(deps: Deps, auth: AuthUser, parentId: number): CompiledQuery[] {

@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { callerHolds, changedMenusHeldGuard, heldMenuIds } from '../access/held.ts';
-import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { guardStatement } from '../../db/guards.ts';
 import { runPage, whereContains } from '../../core/pagination.ts';
@@ -83,7 +83,7 @@ export async function pageRoles(deps: Deps, req: RolePageInput) {
   q = whereContains(q, 'roles.name', p.name);
   q = whereContains(q, 'roles.code', p.code);
   if (p.status) q = q.where('roles.status', '=', p.status);
-  return runPage(req, {
+  return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: q,
     select: (qb) => qb.select(ROLE_COLUMNS),
@@ -257,41 +257,59 @@ export async function changeRoleStatus(deps: Deps, auth: AuthUser, input: { id: 
  */
 export async function grantMenus(deps: Deps, auth: AuthUser, input: { roleId: number; menuIds: number[] }) {
   const { db } = deps;
-  await requireRole(deps, input.roleId);
   const unknownMenus = async () => badRequest(unknownIdsMessage('menuIds', 'menu', await missingIds(deps, 'menus', input.menuIds)));
   const target = sql`(SELECT ${input.roleId})`;
-  const queries: CompiledQuery[] = [...roleAuthorityGuard(deps, auth, target)];
+  const list = JSON.stringify(input.menuIds);
+  // One batch, every check a guard in it, in the order the answers take: the role exists (404),
+  // the menus exist (400: a foreign-key failure), a delegated admin holds every menu they add or
+  // remove at that moment (403, changedMenusHeldGuard), the role is within their authority (403).
+  // Then the write, and the authority again after it.
+  const queries: CompiledQuery[] = [guardStatement(db, 'out_of_scope', sql`NOT EXISTS (SELECT 1 FROM roles WHERE id = ${input.roleId})`)];
   if (!auth.isSuperAdmin) {
-    if ((await missingIds(deps, 'menus', input.menuIds)).length > 0) throw await unknownMenus();
-    const current = (await db.selectFrom('role_menu').select('menu_id').where('role_id', '=', input.roleId).execute()).map((r) => r.menu_id);
-    const wanted = new Set(input.menuIds);
-    const changed = [...input.menuIds.filter((id) => !current.includes(id)), ...current.filter((id) => !wanted.has(id))];
-    const held = new Set(
-      changed.length === 0
-        ? []
-        : (await db.selectFrom('menus').select('id').where('id', 'in', idList(changed)).where('id', 'in', heldMenuIds(auth.userId)).execute()).map((r) => r.id),
+    queries.push(
+      // Inserts a row only for a menu that does not exist: its foreign key fails the batch (400).
+      sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})
+        WHERE value NOT IN (SELECT id FROM menus)`.compile(db),
+      ...changedMenusHeldGuard(deps, auth, input.roleId, input.menuIds),
     );
-    const notHeld = [...new Set(changed.filter((id) => !held.has(id)))].sort((a, b) => a - b);
-    if (notHeld.length > 0) {
-      const shown = notHeld.slice(0, 10).join(', ');
-      const more = notHeld.length > 10 ? `, … (${notHeld.length} in all)` : '';
-      throw forbidden(`menuIds: you can only grant or revoke menus you hold yourself; not held: menu${notHeld.length === 1 ? '' : 's'} ${shown}${more}`);
-    }
-    // The same rule again inside the batch, before its writes: a revoke of the caller's menus may land meanwhile.
-    queries.push(...changedMenusHeldGuard(deps, auth, input.roleId, input.menuIds));
-  }
-  queries.push(db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
-  if (input.menuIds.length > 0) {
-    queries.push(sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${JSON.stringify(input.menuIds)})`.compile(db));
   }
   queries.push(...roleAuthorityGuard(deps, auth, target));
-  await accessWrite(deps, queries, {
-    outsideAuthority: `${ROLE_OUTSIDE.slice(0, -1)}, or menuIds changes menus that you no longer hold)`,
-    foreignKey: async () => {
-      if (!(await findRole(deps, input.roleId))) return notFound('Role not found');
-      return unknownMenus();
-    },
-  });
+  queries.push(db.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
+  if (input.menuIds.length > 0) {
+    queries.push(sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})`.compile(db));
+  }
+  queries.push(...roleAuthorityGuard(deps, auth, target));
+  try {
+    await accessWrite(deps, queries, {
+      outsideAuthority: `${ROLE_OUTSIDE.slice(0, -1)}, or menuIds changes menus that you no longer hold)`,
+      outOfScope: 'Role not found',
+      foreignKey: async () => {
+        if (!(await findRole(deps, input.roleId))) return notFound('Role not found');
+        return unknownMenus();
+      },
+    });
+  } catch (err) {
+    // Which 403: menus the caller does not hold are named (read now; the failed batch changed nothing).
+    if (!auth.isSuperAdmin && err instanceof AppError && err.code === 'FORBIDDEN') throw (await notHeldError(deps, auth, input)) ?? err;
+    throw err;
+  }
+}
+
+/** The 403 naming the menus a delegated admin would add or remove without holding them, if any. */
+async function notHeldError(deps: Deps, auth: AuthUser, input: { roleId: number; menuIds: number[] }) {
+  const { db } = deps;
+  const current = (await db.selectFrom('role_menu').select('menu_id').where('role_id', '=', input.roleId).execute()).map((r) => r.menu_id);
+  const wanted = new Set(input.menuIds);
+  const changed = [...input.menuIds.filter((id) => !current.includes(id)), ...current.filter((id) => !wanted.has(id))];
+  if (changed.length === 0) return undefined;
+  const held = new Set(
+    (await db.selectFrom('menus').select('id').where('id', 'in', idList(changed)).where('id', 'in', heldMenuIds(auth.userId)).execute()).map((r) => r.id),
+  );
+  const notHeld = [...new Set(changed.filter((id) => !held.has(id)))].sort((a, b) => a - b);
+  if (notHeld.length === 0) return undefined;
+  const shown = notHeld.slice(0, 10).join(', ');
+  const more = notHeld.length > 10 ? `, … (${notHeld.length} in all)` : '';
+  return forbidden(`menuIds: you can only grant or revoke menus you hold yourself; not held: menu${notHeld.length === 1 ? '' : 's'} ${shown}${more}`);
 }
 
 export async function ownMenus(deps: Deps, id: number): Promise<number[]> {

@@ -1,14 +1,15 @@
-import { sql, type CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { guardStatement } from '../../db/guards.ts';
 import type { Deps } from '../../deps.ts';
 import { idList } from '../../db/id-list.ts';
-import { runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { pageStatements, runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
-import type { AuthUser } from '../../core/caller.ts';
-import { callerScope, scopeFilter, userInScope } from '../access/data-scope.ts';
+import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
+import { callerScopeOf, callerScopeQuery, scopeAll, scopeFilter, scopeOrgs, userInScope, type CallerScope } from '../access/data-scope.ts';
 import { sqlText } from '../../db/sql-text.ts';
 
-const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?`;
+export const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?`;
 
 /** A user's public columns (never password_hash) with the org name, or undefined. A hot read: plain SQL, cached statement. */
 export async function findUser(deps: Deps, id: number) {
@@ -27,9 +28,21 @@ const FIND_USER_IN_SCOPE_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE us
 
 /** The user if the caller may see them (data scope), else undefined: one cached statement (above). */
 export async function findUserInScope(deps: Deps, auth: AuthUser, id: number) {
-  if (auth.isSuperAdmin) return findUser(deps, id);
+  // While the auth row is not known (deferred, see http/auth-gate.ts) the scope rides in the
+  // statement for everyone (it is `all` for a super admin), and the read goes out with the auth row.
+  if (knownSuperAdmin(auth)) return findUser(deps, id);
   const [row] = await deps.read<PublicUserRow>(FIND_USER_IN_SCOPE_SQL, [id, auth.userId]);
   return row;
+}
+
+/** The user's public row with the org name, as a statement (the last of a write batch: its answer). */
+export function userRowQuery(deps: Deps, id: RawBuilder<unknown>): CompiledQuery {
+  return sql`SELECT ${sql.raw(USER_SELECT)} FROM ${sql.raw(USER_FROM)} WHERE users.id = ${id}`.compile(deps.db);
+}
+
+/** Guard: the user exists (else the batch fails with 404 "User not found", through out_of_scope's answer). */
+export function userExistsGuard(deps: Deps, id: number): CompiledQuery {
+  return guardStatement(deps.db, 'out_of_scope', sql`NOT EXISTS (SELECT 1 FROM users WHERE id = ${id})`);
 }
 
 /** Case-insensitive lookup, matching the users_login_name NOCASE index. */
@@ -61,6 +74,8 @@ export function grantStatements(deps: Deps, userId: number, roleIds: readonly nu
   return out;
 }
 
+type Query = SelectQueryBuilder<any, any, any>;
+
 const SORT_COLUMNS = {
   id: 'users.id',
   loginName: 'users.login_name',
@@ -73,13 +88,14 @@ const SORT_COLUMNS = {
 /** Users in scope beyond which walking the sort order beats sorting every match. */
 const BROAD = 1000;
 
-const SCOPE_SIZE_SQL = `SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE org_id IN (SELECT value FROM json_each(+?)) LIMIT +?)`;
-
-/** Whether the organisations hold at least `n` users; reads at most `n` index entries. */
-async function scopeHasAtLeast(deps: Deps, orgIds: number[], n: number): Promise<boolean> {
-  const [row] = await deps.read<{ n: number }>(SCOPE_SIZE_SQL, [JSON.stringify(orgIds), n]);
-  return Number(row?.n ?? 0) >= n;
-}
+/**
+ * How many users (up to `?2`) the organisations of `?1`'s scope hold, reading at most `?2` index
+ * entries; nothing at all when the scope is `all` (then no probe is needed). One constant text.
+ */
+const SCOPE_SIZE_SQL = (() => {
+  const c = sql.raw('?1');
+  return sqlText(sql`SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE NOT ${scopeAll(c)} AND org_id IN ${scopeOrgs(c)} LIMIT +?2)`);
+})();
 
 /**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
@@ -88,14 +104,9 @@ async function scopeHasAtLeast(deps: Deps, orgIds: number[], n: number): Promise
  */
 export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
   const p = req.params;
-  const callerSees = await callerScope(deps, auth);
-  // A scope with many users is served best by walking the sort order and filtering (the first page
-  // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
-  // at most BROAD rows. One probe reading at most BROAD index entries tells which.
-  const broad = !callerSees.all && (await scopeHasAtLeast(deps, callerSees.orgIds, BROAD));
-  const filtered = (unindexed: boolean) => {
-    let q = deps.db.selectFrom('users');
-    const scope = scopeFilter(callerSees, auth.userId, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
+  const filtered = (callerSees: CallerScope | undefined, unindexed = false) => {
+    let q: Query = deps.db.selectFrom('users');
+    const scope = callerSees && scopeFilter(callerSees, auth.userId, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
     if (scope) q = q.where(scope);
     if (p.orgId !== undefined) {
       q = q.where('users.org_id', 'in', sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = ${p.orgId})`);
@@ -114,15 +125,34 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     }
     return whereCreatedBetween(q, 'users.created_at', p);
   };
-  return runPage(req, {
+  const options = (filteredRows: Query, countedRows: Query) => ({
     maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered: filtered(broad),
-    // The count reads the scope's own index entries either way.
-    counted: filtered(false),
-    select: (qb) => qb.leftJoin('orgs', 'orgs.id', 'users.org_id').select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name']),
+    filtered: filteredRows,
+    counted: countedRows,
+    select: (qb: Query) => qb.leftJoin('orgs', 'orgs.id', 'users.org_id').select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name']),
     sortColumns: SORT_COLUMNS,
-    defaultSort: 'createdAt',
+    defaultSort: 'createdAt' as const,
     idColumn: 'users.id',
     map: toUser,
   });
+  // A known super admin: the page, unfiltered.
+  if (knownSuperAdmin(auth)) return runPage(deps.readMany, req, options(filtered(undefined), filtered(undefined)));
+  // Otherwise one batch (which carries the deferred auth row, see http/auth-gate.ts): the caller's
+  // scope, the size probe, and the page as a caller of scope `all` sees it ON THE CONDITION, in
+  // SQL, that this caller's scope is `all` (a super admin or an `all` role): for anyone else those
+  // statements read nothing. Only a narrower scope needs a second trip, with its scope bound.
+  const all = scopeAll(auth.userId);
+  const unscoped = pageStatements(req, options(filtered(undefined).where(all), filtered(undefined).where(all)));
+  const [scopeRows = [], probeRows = [], ...pageRows] = await deps.readMany([
+    callerScopeQuery(auth.userId),
+    { sql: SCOPE_SIZE_SQL, parameters: [auth.userId, BROAD] },
+    ...unscoped.statements,
+  ]);
+  const callerSees = callerScopeOf(scopeRows[0]);
+  if (callerSees.all) return unscoped.finish(pageRows);
+  // A scope with many users is served best by walking the sort order and filtering (the first page
+  // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
+  // at most BROAD rows. The probe (at most BROAD index entries) tells which.
+  const broad = Number((probeRows[0] as { n?: number } | undefined)?.n ?? 0) >= BROAD;
+  return runPage(deps.readMany, req, options(filtered(callerSees, broad), filtered(callerSees, false)));
 }

@@ -11,7 +11,8 @@ import { hit, lockedFor } from '../auth/rate-limit.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles } from '../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin.ts';
 import { toUser } from './user.model.ts';
-import { findUser, findUserByLoginName, findUserInScope, grantStatements, revokeSessions } from './users.repo.ts';
+import { findUser, findUserInScope, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
+import type { PublicUserRow } from './user.model.ts';
 import type { AddUserInput, EditUserInput } from './users.schemas.ts';
 import { accessWrite } from '../access/access-write.ts';
 import { userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../access/containment.ts';
@@ -96,8 +97,7 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
   await assertMayGrantRoles(deps, auth, roleIds);
   await assertOrgAssignable(deps, auth, input.orgId ?? null);
   assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
-  // Cheap early answer; the unique index decides when two adds race.
-  if (await findUserByLoginName(deps, input.loginName)) throw conflict(loginNameTaken(input.loginName));
+  // A taken login name is answered by the unique index (409) when the batch runs: no read before.
   const hash = await deps.hasher.hash(input.password);
   const now = isoNow(deps.clock);
   const queries: CompiledQuery[] = [
@@ -130,15 +130,22 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
   // request, e.g. a role gaining a menu the caller lacks, fails the whole batch).
   const added = sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`;
   queries.push(...userStaysInScopeGuard(deps, auth, added), ...userAuthorityGuard(deps, auth, added));
-  await accessWrite(deps, queries, {
+  // The new row as the answer, read by the batch itself (no second round trip).
+  queries.push(userRowQuery(deps, sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`));
+  const results = await accessWrite(deps, queries, {
     unique: loginNameTaken(input.loginName),
     foreignKey: unknownRoles(deps, roleIds),
     superAdminOnly: ONLY_SUPER.add,
     outsideAuthority: USER_OUTSIDE,
   });
-  const row = await findUserByLoginName(deps, input.loginName);
+  return toUser(lastRow<PublicUserRow>(results));
+}
+
+/** The one row the last statement of a batch read (the answer a write reads back in its own batch). */
+function lastRow<T>(results: { rows: unknown[] }[]): T {
+  const row = results.at(-1)?.rows[0];
   if (!row) throw notFound('User not found');
-  return toUser(row);
+  return row as T;
 }
 
 /**
@@ -149,8 +156,13 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
  */
 export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput) {
   const { db } = deps;
-  const current = await requireUser(deps, auth, input.id);
-  if (input.loginName !== undefined && input.loginName.toLowerCase() !== current.login_name.toLowerCase()) {
+  // The current row is read first only when the edit depends on it (a rename, a move) or the caller
+  // is not a super admin (their checks below read the target, and a user they cannot see must be a
+  // 404 before anything else); otherwise existence and version are guards of the write batch,
+  // which also reads the answer back: one round trip.
+  const readFirst = !auth.isSuperAdmin || input.loginName !== undefined || input.orgId !== undefined;
+  const current = readFirst ? await requireUser(deps, auth, input.id) : undefined;
+  if (current && input.loginName !== undefined && input.loginName.toLowerCase() !== current.login_name.toLowerCase()) {
     await assertNameIsNotPassword(deps, input.id, input.loginName);
   }
   if (input.roleIds !== undefined && !(await callerHolds(deps, auth, 'sys:user:grantRole'))) {
@@ -161,9 +173,10 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   }
   const touch = { userIds: [input.id], roleIds: input.roleIds ?? [] };
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.edit);
-  if (input.roleIds !== undefined) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.id, input.roleIds));
+  // (a super admin may grant anything: no read of the current roles)
+  if (input.roleIds !== undefined && !auth.isSuperAdmin) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.id, input.roleIds));
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
-  const moving = input.orgId !== undefined && input.orgId !== current.org_id;
+  const moving = current !== undefined && input.orgId !== undefined && input.orgId !== current.org_id;
   await assertNotSelfPromotion(deps, auth, input.id, { roleIds: input.roleIds, orgId: moving ? input.orgId : undefined });
   if (moving) await assertOrgAssignable(deps, auth, input.orgId ?? null);
   const now = isoNow(deps.clock);
@@ -178,6 +191,7 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   if (input.status !== undefined) set.status = input.status;
   const target = idList([input.id]);
   const queries: CompiledQuery[] = [
+    userExistsGuard(deps, input.id),
     ...superAdminOnly(deps, auth, touch),
     ...userScopeGuard(deps, auth, [input.id]),
     ...userAuthorityGuard(deps, auth, target),
@@ -193,7 +207,8 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   if (input.status === 'disabled' || input.roleIds !== undefined) queries.push(lastSuperAdminGuard(deps));
   if (moving) queries.push(...userStaysInScopeGuard(deps, auth, target));
   if (input.roleIds !== undefined) queries.push(...userAuthorityGuard(deps, auth, target));
-  await accessWrite(deps, queries, {
+  queries.push(userRowQuery(deps, sql`(${input.id})`));
+  const results = await accessWrite(deps, queries, {
     unique: loginNameTaken(input.loginName ?? ''),
     foreignKey: async () =>
       input.orgId !== undefined && input.orgId !== null && !(await db.selectFrom('orgs').select('id').where('id', '=', input.orgId).executeTakeFirst())
@@ -203,7 +218,7 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
     outOfScope: 'User not found',
     outsideAuthority: USER_OUTSIDE,
   });
-  return toUser(await requireUser(deps, auth, input.id));
+  return toUser(lastRow<PublicUserRow>(results));
 }
 
 /**
@@ -319,13 +334,16 @@ export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: num
  * super admin may grant or revoke the superAdmin role or change a holder's roles (403).
  */
 export async function grantRoles(deps: Deps, auth: AuthUser, input: { userId: number; roleIds: number[] }) {
-  await requireUser(deps, auth, input.userId);
+  // A super admin's grant is one batch: existence is a guard in it. Anyone else's needs the
+  // checks below, which read what the user holds now.
+  if (!auth.isSuperAdmin) await requireUser(deps, auth, input.userId);
   const touch = { userIds: [input.userId], roleIds: input.roleIds };
   await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.grantRole);
   await assertNotSelfPromotion(deps, auth, input.userId, { roleIds: input.roleIds });
-  await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.userId, input.roleIds));
+  if (!auth.isSuperAdmin) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.userId, input.roleIds));
   const target = idList([input.userId]);
   const queries = [
+    userExistsGuard(deps, input.userId),
     ...superAdminOnly(deps, auth, touch),
     ...userScopeGuard(deps, auth, [input.userId]),
     ...userAuthorityGuard(deps, auth, target),

@@ -1,0 +1,142 @@
+import { Kysely, type KyselyProps } from 'kysely';
+import type { AuthUser } from '../core/caller.ts';
+import type { ReadMany, ReadStatement } from '../core/ports.ts';
+import type { Database } from '../db/schema.ts';
+import type { Deps } from '../deps.ts';
+
+/**
+ * Deferred authentication for plain-read routes: the auth statement (session live, user enabled,
+ * super admin?, holds the route's code?) is not sent on its own but in front of the handler's
+ * first readMany, in the same D1 batch, so a guarded read costs one round trip instead of two.
+ * The auth row still decides: `judge` runs on it BEFORE any row of the batch is handed to the
+ * handler, and throws the 401/403 the caller would have got up front. Any other database path
+ * (Kysely, atomic, a read while the batch is in flight) waits for the verdict first. Where a
+ * batch saves nothing (servers: readMany is read one by one) the auth statement runs alone
+ * first, exactly as without the gate. Services keep data scope inside their statements (the
+ * data-scope fragments take the token's user id as an SQL value), so what the batch read never
+ * depends on knowing `isSuperAdmin` in advance.
+ */
+export class AuthGate {
+  private verdict: Promise<void> | undefined;
+  private readonly statement: ReadStatement;
+  private readonly judge: (row: unknown) => void;
+  private readonly deps: Deps;
+
+  constructor(deps: Deps, statement: ReadStatement, judge: (row: unknown) => void) {
+    this.deps = deps;
+    this.statement = statement;
+    this.judge = judge;
+  }
+
+  /** Whether the auth statement has been sent (its verdict may still be on the way). */
+  get sent(): boolean {
+    return this.verdict !== undefined;
+  }
+
+  /** The verdict, reading the auth row alone if no batch has carried it yet. */
+  settle(): Promise<void> {
+    return (this.verdict ??= this.deps.read(this.statement.sql, this.statement.parameters).then((rows) => this.judge(rows[0])));
+  }
+
+  /** readMany with the auth statement in front, while it has not gone out; the rows only after the verdict. */
+  async readMany(statements: readonly ReadStatement[]): Promise<unknown[][]> {
+    if (this.verdict || !this.deps.readMany.oneTrip) {
+      await this.settle();
+      return this.deps.readMany(statements);
+    }
+    const batch = this.deps.readMany([this.statement, ...statements]);
+    this.verdict = batch.then(
+      ([authRows]) => this.judge(authRows?.[0]),
+      (err: unknown) => {
+        // The batch failed (not the caller): the verdict is still owed, on its own.
+        this.verdict = undefined;
+        throw err;
+      },
+    );
+    await this.verdict;
+    return (await batch).slice(1);
+  }
+}
+
+const NOT_YET = (field: string) =>
+  new Error(`auth.${field} was read before the request's auth statement ran: await authSettled(auth) first (see http/auth-gate.ts)`);
+
+/** The caller while the gate is open: id and session from the verified token, the rest from the auth row. */
+export class PendingAuthUser implements AuthUser {
+  readonly userId: number;
+  readonly sessionId: string;
+  private row: { loginName: string; isSuperAdmin: boolean } | undefined;
+  private gate: AuthGate | undefined;
+
+  constructor(userId: number, sessionId: string) {
+    this.userId = userId;
+    this.sessionId = sessionId;
+  }
+  attach(gate: AuthGate): void {
+    this.gate = gate;
+  }
+  /** The auth row accepted the caller. */
+  learn(loginName: string, isSuperAdmin: boolean): void {
+    this.row = { loginName, isSuperAdmin };
+  }
+  get pending(): boolean {
+    return this.row === undefined;
+  }
+  get loginName(): string {
+    if (!this.row) throw NOT_YET('loginName');
+    return this.row.loginName;
+  }
+  get isSuperAdmin(): boolean {
+    if (!this.row) throw NOT_YET('isSuperAdmin');
+    return this.row.isSuperAdmin;
+  }
+  settle(): Promise<void> {
+    return this.gate ? this.gate.settle() : Promise.resolve();
+  }
+}
+
+// Kysely over another Kysely's executor: only queries are run through it (no introspection,
+// transactions or destroy, which is what these would serve).
+const UNUSED = Object.freeze({}) as never;
+
+/** The same Kysely, with every query waiting for the gate's verdict before it takes a connection. */
+function gatedKysely(db: Kysely<Database>, gate: AuthGate): Kysely<Database> {
+  const exec = db.getExecutor();
+  const executor = exec.withConnectionProvider({
+    provideConnection: async (consumer) => {
+      await gate.settle();
+      return exec.provideConnection(consumer);
+    },
+  });
+  const props: KyselyProps = { config: UNUSED, driver: UNUSED, dialect: UNUSED, executor };
+  return new Kysely<Database>(props);
+}
+
+/** `deps` with every database path behind the gate (see AuthGate); the rest unchanged. */
+export function gatedDeps(deps: Deps, gate: AuthGate): Deps {
+  let db: Kysely<Database> | undefined;
+  const readMany: ReadMany = Object.assign((statements: readonly ReadStatement[]) => gate.readMany(statements), {
+    oneTrip: deps.readMany.oneTrip ?? false,
+  });
+  // Own descriptors, not a spread: a spread would run lazy getters (the metered Kysely).
+  const out = Object.defineProperties({} as Deps, Object.getOwnPropertyDescriptors(deps));
+  return Object.defineProperties(out, {
+    db: { get: () => (db ??= gatedKysely(deps.db, gate)), enumerable: true },
+    readMany: { value: readMany, enumerable: true },
+    read: {
+      value: async (sql: string, params: readonly unknown[]) => {
+        if (!gate.sent) return (await gate.readMany([{ sql, parameters: params }]))[0];
+        await gate.settle();
+        return deps.read(sql, params);
+      },
+      enumerable: true,
+    },
+    atomic: {
+      value: async (queries: Parameters<Deps['atomic']>[0]) => {
+        await gate.settle();
+        return deps.atomic(queries);
+      },
+      enumerable: true,
+    },
+  });
+}
