@@ -120,6 +120,13 @@ export interface PageOptions<S extends string, Row, R> {
   defaultSort: S;
   idColumn: string;
   map: (row: Row) => R;
+  /**
+   * A condition without columns (e.g. "the caller's scope is `all`"): when false the statements read
+   * nothing. Written into LIMIT (`CASE WHEN gate THEN n ELSE 0 END`), which SQLite evaluates once
+   * before the loop; in WHERE it is tested on every row, so a false gate walked the whole index
+   * (~5 ms over 100k users) and a true one lost SQLite's whole-table count.
+   */
+  gate?: RawBuilder<unknown>;
 }
 
 /** A page query as statements (rows, then the count when asked) and how to read their results. */
@@ -136,20 +143,24 @@ export interface PageStatements<R> {
 export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, opts: PageOptions<S, Row, R>): PageStatements<R> {
   if (req.pageSize > opts.maxPageSize) throw badRequest(`pageSize: must be at most ${opts.maxPageSize}`);
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
-  const ordered = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q): Q =>
+  const gated = (n: number) => (opts.gate ? sql<number>`CASE WHEN ${opts.gate} THEN ${n} ELSE 0 END` : n);
+  const ordered = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q, limit: number | RawBuilder<number> = req.pageSize): Q =>
     qb
       .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
       .orderBy(sql.ref(opts.idColumn), req.sortOrder)
-      .limit(req.pageSize) as Q;
+      .limit(limit) as Q;
   const offset = (req.pageNo - 1) * req.pageSize;
   // A deep page skips its offset over ids only (the sort index, no row reads, no joins), then reads
   // the page's rows: OFFSET would otherwise fetch and discard every skipped row.
   const rowsQuery =
     offset >= DEFERRED_JOIN_OFFSET
-      ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))))
-      : ordered(opts.select(opts.filtered)).offset(offset);
+      ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))), gated(req.pageSize))
+      : ordered(opts.select(opts.filtered), gated(req.pageSize)).offset(offset);
   const statements: CompiledQuery[] = [rowsQuery.compile()];
-  if (req.searchCount) statements.push((opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n')).compile());
+  if (req.searchCount) {
+    const count = (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n'));
+    statements.push((opts.gate ? count.limit(gated(1)) : count).compile());
+  }
   return {
     statements,
     finish: ([rows = [], counted = []]) => {

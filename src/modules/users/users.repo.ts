@@ -142,7 +142,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   // SQL, that this caller's scope is `all` (a super admin or an `all` role): for anyone else those
   // statements read nothing. Only a narrower scope needs a second trip, with its scope bound.
   const all = scopeAll(auth.userId);
-  const unscoped = pageStatements(req, options(filtered(undefined).where(all), filtered(undefined).where(all)));
+  const unscoped = pageStatements(req, { ...options(filtered(undefined), filtered(undefined)), gate: all });
   const [scopeRows = [], probeRows = [], ...pageRows] = await deps.readMany([
     callerScopeQuery(auth.userId),
     { sql: SCOPE_SIZE_SQL, parameters: [auth.userId, BROAD] },
