@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup } from '../src/modules/maintenance/cleanup.ts';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
+import { D1_START_MS, makeTestApp, perRuntime, type AnyTestApp } from './support/app.ts';
 import { filesUnder, get, multipart, randomBytes, sha256Hex, sweepAfterGrace, upload, type PartSpec } from './support/files.ts';
 import { userWithCodes } from './support/rbac.ts';
 import { answerOf, answerOfUpload, expectGuarded, type GuardedOp } from './support/scenario.ts';
@@ -11,16 +11,10 @@ const enc = new TextEncoder();
 let t: AnyTestApp;
 let admin: string;
 
-// One body per runtime (bun:sqlite, and a real D1 in workerd), the way Kysely runs its tests per dialect.
-for (const runtime of RUNTIMES) {
-  describe(runtime, () => {
-    beforeAll(async () => {
-      t = await makeTestApp({ runtime });
-      admin = await t.login();
-    }, D1_START_MS);
-    suite();
-  });
-}
+perRuntime((app, token) => {
+  t = app;
+  admin = token;
+}, suite);
 
 const bytesOf = async (res: Response): Promise<Uint8Array> => new Uint8Array(await res.arrayBuffer());
 const blobFiles = (app: AnyTestApp) => filesUnder(app.filesDir).filter((f) => !f.startsWith('tmp/'));

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import type { PermissionCode } from '../src/core/permissions.ts';
-import { ADMIN_PASSWORD, D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
+import { ADMIN_PASSWORD, perRuntime, type AnyTestApp } from './support/app.ts';
 import { USER_PASSWORD, snapshot, userWithCodes, withWriteBarrier } from './support/rbac.ts';
 import { expectGuarded, type GuardedOp } from './support/scenario.ts';
 
@@ -9,16 +9,10 @@ let admin: string;
 let n = 0;
 const uniq = (p = 'u') => `${p}${++n}`;
 
-// One body per runtime (bun:sqlite, and a real D1 in workerd), the way Kysely runs its tests per dialect.
-for (const runtime of RUNTIMES) {
-  describe(runtime, () => {
-    beforeAll(async () => {
-      t = await makeTestApp({ runtime });
-      admin = await t.login();
-    }, D1_START_MS);
-    suite();
-  });
-}
+perRuntime((app, token) => {
+  t = app;
+  admin = token;
+}, suite);
 
 async function addUser(body: Record<string, unknown> = {}, token = admin) {
   return t.call('POST', '/app/sysUser/add', { token, body: { loginName: uniq('target'), password: USER_PASSWORD, ...body } });

@@ -1,4 +1,5 @@
 import type { Database as Sqlite } from 'bun:sqlite';
+import { beforeAll, describe } from 'bun:test';
 import { createApp } from '../../src/app.ts';
 import { configWith } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
@@ -38,6 +39,22 @@ export const RUNTIMES: readonly Runtime[] = ['bun', 'd1'];
  * takes seconds on a busy machine (hooks otherwise time out after 5 s).
  */
 export const D1_START_MS = 60_000;
+
+/**
+ * Runs `suite` once per runtime (bun:sqlite, and a real D1 in workerd), the way Kysely runs its
+ * tests per dialect: before it, a fresh app with the admin logged in is handed to `ready`.
+ */
+export function perRuntime(ready: (t: AnyTestApp, admin: string) => void, suite: () => void): void {
+  for (const runtime of RUNTIMES) {
+    describe(runtime, () => {
+      beforeAll(async () => {
+        const t = await makeTestApp({ runtime });
+        ready(t, await t.login());
+      }, D1_START_MS);
+      suite();
+    });
+  }
+}
 
 export interface TestAppOptions {
   /** 'bun' (the default) or 'd1'. */
