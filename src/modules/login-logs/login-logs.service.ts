@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { createdBounds, runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { countByDays, countByPrefix } from '../../db/log-counts.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
@@ -54,10 +55,12 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
     if (scope) qb = qb.where(scope);
     return whereCreatedBetween(qb, 'created_at', p);
   };
+  const total = scope ? undefined : fromCountTables(p);
   return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: build(walkTime),
     counted: build(false),
+    count: total && deps.db.selectNoFrom(total.as('n')),
     select: (qb) => qb.select(COLUMNS),
     sortColumns: SORT,
     defaultSort: 'createdAt',
@@ -78,6 +81,25 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
       createdAt: r.created_at as string,
     }),
   });
+}
+
+/**
+ * The exact total from the count tables (migration 0011) for the filters they answer: none,
+ * status and/or a date range (per-day counts), a loginName prefix with or without status
+ * (per-name counts). Undefined for the rest (ip, a name with a date range), counted the usual way.
+ */
+function fromCountTables(p: LoginLogPageInput['params']) {
+  const { from, to } = createdBounds(p);
+  const byDays = (status = p.status) => countByDays('login_log_day_counts', 'login_log', { status, from, to });
+  if (p.ip !== undefined) {
+    if (p.loginName !== undefined || from !== undefined || to !== undefined) return undefined;
+    const all = byDays();
+    return all && countByPrefix({ table: 'login_log', column: 'ip', nocase: false, text: p.ip, status: p.status, measure: 'count', total: all });
+  }
+  if (p.loginName === undefined) return byDays();
+  if (from !== undefined || to !== undefined) return undefined;
+  const all = byDays();
+  return all && countByPrefix({ table: 'login_log_name_counts', column: 'login_name', nocase: true, text: p.loginName, status: p.status, measure: 'sum', total: all });
 }
 
 /**

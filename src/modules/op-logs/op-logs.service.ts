@@ -2,7 +2,8 @@ import { sql, type Selectable } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
-import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { createdBounds, runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { countByDays, countByKeys, countByPrefix } from '../../db/log-counts.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
@@ -54,15 +55,34 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
   filtered = whereStartsWith(filtered, 'operator_name', p.operatorName, { nocase: true });
   if (p.status !== undefined) filtered = filtered.where('status', '=', p.status);
   filtered = whereCreatedBetween(filtered, 'created_at', p);
+  const total = scope ? undefined : fromCountTables(p);
   return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
+    count: total && deps.db.selectNoFrom(total.as('n')),
     select: (qb) => qb.select(COLUMNS),
     sortColumns: SORT,
     defaultSort: 'createdAt',
     idColumn: 'id',
     map: (r: Selectable<OpLogTable>) => toOpLog(r),
   });
+}
+
+/**
+ * The exact total from the count tables (migration 0011) for the filters they answer, each with or
+ * without status: none or a date range (per-day counts), module and/or action (per-module counts),
+ * an operatorName prefix (per-name counts). Undefined for mixes of those, counted the usual way.
+ */
+function fromCountTables(p: OpLogPageInput['params']) {
+  const { from, to } = createdBounds(p);
+  const dated = from !== undefined || to !== undefined;
+  const byModule = p.module !== undefined || p.action !== undefined;
+  const byName = p.operatorName !== undefined;
+  if (Number(dated) + Number(byModule) + Number(byName) > 1) return undefined;
+  if (byModule) return countByKeys('op_log_module_counts', { module: p.module, action: p.action, status: p.status });
+  const all = countByDays('op_log_day_counts', 'op_log', { status: p.status, from, to });
+  if (!byName || !all) return all;
+  return countByPrefix({ table: 'op_log_name_counts', column: 'operator_name', nocase: true, text: p.operatorName!, status: p.status, measure: 'sum', total: all });
 }
 
 export async function opLogDetail(deps: Deps, auth: AuthUser, id: number) {
