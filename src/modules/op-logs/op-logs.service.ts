@@ -45,20 +45,36 @@ function toOpLog(r: Selectable<OpLogTable>): OpLog {
   };
 }
 
+/** Matches beyond which walking created_at (newest first) beats sorting every match. */
+const BROAD = 1000;
+
+/** Whether operator_name starts with `text` on at least BROAD rows; reads at most BROAD index entries. */
+async function isBroadName(deps: Deps, text: string) {
+  const probe = whereStartsWith(deps.db.selectFrom('op_log').select('id'), 'operator_name', text, { nocase: true }).limit(BROAD);
+  const row = await deps.db.selectFrom(probe.as('p')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0) >= BROAD;
+}
+
 export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput) {
   const p = req.params;
-  let filtered = deps.db.selectFrom('op_log');
   const scope = await opScope(deps, auth);
-  if (scope) filtered = filtered.where(scope);
-  if (p.module) filtered = filtered.where('module', '=', p.module);
-  if (p.action) filtered = filtered.where('action', '=', p.action);
-  filtered = whereStartsWith(filtered, 'operator_name', p.operatorName, { nocase: true });
-  if (p.status !== undefined) filtered = filtered.where('status', '=', p.status);
-  filtered = whereCreatedBetween(filtered, 'created_at', p);
+  // A name prefix matching many rows, newest first: walk created_at and filter (as the login log
+  // does) rather than read every match from the name index and sort them (~300 ms at 1M rows).
+  const walkTime = p.operatorName !== undefined && (req.sortField ?? 'createdAt') === 'createdAt' && (await isBroadName(deps, p.operatorName));
+  const build = (unindexed: boolean) => {
+    let qb = deps.db.selectFrom('op_log');
+    if (scope) qb = qb.where(scope);
+    if (p.module) qb = qb.where('module', '=', p.module);
+    if (p.action) qb = qb.where('action', '=', p.action);
+    qb = whereStartsWith(qb, 'operator_name', p.operatorName, { nocase: true, unindexed });
+    if (p.status !== undefined) qb = qb.where('status', '=', p.status);
+    return whereCreatedBetween(qb, 'created_at', p);
+  };
   const total = scope ? undefined : fromCountTables(p);
   return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered,
+    filtered: build(walkTime),
+    counted: build(false),
     count: total && deps.db.selectNoFrom(total.as('n')),
     select: (qb) => qb.select(COLUMNS),
     sortColumns: SORT,
