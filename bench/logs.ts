@@ -3,28 +3,22 @@
  * auth, validation, SQL and JSON are all in; the socket is not): sysLoginLog/page over N login-log
  * rows, sysOpLog/page over N op-log rows, sysUser/page over M users and sysFile/page over F file
  * records — every filter and every sort field of each.
- * `bun bench/logs.ts [rows=1000000] [users=100000] [iterations=200] [files=100000]`; `npm run bench logs` runs it too.
+ * `bun bench/logs.ts [rows=1000000] [users=100000] [iterations=200] [files=100000] [--only <regex>]`;
+ * `npm run bench logs` runs it too. `--only` keeps the scenarios whose "<path> <scenario>" matches
+ * the (case-insensitive) regex, e.g. `--only 'sysUser.*orgId'`, and seeds only the tables they read
+ * (the 1M-row log tables take most of the set-up).
  */
 import { loadavg } from 'node:os';
 import { makeTestApp } from '../test/support/app.ts';
 import { seedFilesAndGrants, seedLoginLogs, seedOpLogs, seedUsers, seededLoginName } from './seed-logs.ts';
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+type Suite = [path: string, scenarios: [name: string, body: Record<string, unknown>][]];
 
-export async function run(rows = 1_000_000, users = 100_000, iterations = 200, files = 100_000) {
-  const t = await makeTestApp();
-  const endMs = t.clock.now();
-  console.log(`\nseeded ${users} users in ${seedUsers(t.sqlite, users, { endMs }).toFixed(0)} ms`);
-  console.log(`seeded ${rows} login-log rows in ${seedLoginLogs(t.sqlite, rows, { endMs, names: users }).toFixed(0)} ms`);
-  console.log(`seeded ${rows} op-log rows in ${seedOpLogs(t.sqlite, rows, { endMs, operators: 1000 }).toFixed(0)} ms`);
-  console.log(`seeded ${files} file records, a role and an org in ${seedFilesAndGrants(t.sqlite, files, { users, endMs }).toFixed(0)} ms`);
-  t.sqlite.run('ANALYZE');
-  const roleId = (t.sqlite.query(`SELECT id FROM roles WHERE code = 'bench_readers'`).get() as { id: number }).id;
-  const orgId = (t.sqlite.query(`SELECT id FROM orgs WHERE code = 'bench_branch'`).get() as { id: number }).id;
-  const token = await t.login();
+/** Every scenario, per page route. */
+function suites(endMs: number, roleId: number, orgId: number): Suite[] {
   const daysAgo = (d: number) => new Date(endMs - d * 86_400_000).toISOString().slice(0, 10);
   const month = { createdFrom: daysAgo(120), createdTo: daysAgo(90) };
-  const suites: [string, [string, Record<string, unknown>][]][] = [
+  return [
     [
       '/app/sysLoginLog/page',
       [
@@ -81,6 +75,9 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200, f
         ['sort lastLoginAt', { sortField: 'lastLoginAt' }],
         ['status disabled, sort loginName', { params: { status: 'disabled' }, sortField: 'loginName' }],
         ['nickName (part of it)', { params: { nickName: 'ber 4242' } }],
+        ['nickName part of, broad "ber 1" (11%)', { params: { nickName: 'ber 1' } }],
+        ['nickName part of "ber 99" (1.1%)', { params: { nickName: 'ber 99' } }],
+        ['nickName part of, sort loginName', { params: { nickName: 'ber 4242' }, sortField: 'loginName' }],
         ['phone prefix', { params: { phone: '+155512' } }],
         ['roleId (10% of users)', { params: { roleId } }],
         ['orgId (1/7 of users)', { params: { orgId } }],
@@ -94,9 +91,11 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200, f
       [
         ['first page', {}],
         ['deep page 5,000', { pageNo: 5000 }],
-        ['name prefix "report"', { params: { name: 'report' } }],
+        ['name part of "report"', { params: { name: 'report' } }],
+        ['name part of, rare "-4242."', { params: { name: '-4242.' } }],
         ['extension pdf', { params: { extension: 'pdf' } }],
         ['contentType "application/pdf"', { params: { contentType: 'application/pdf' } }],
+        ['contentType part of "office"', { params: { contentType: 'office' } }],
         ['date range (one month)', { params: month }],
         ['sort name', { sortField: 'name' }],
         ['sort size', { sortField: 'size' }],
@@ -105,8 +104,31 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200, f
       ],
     ],
   ];
+}
+
+/** The scenarios whose "<path> <scenario>" matches `only` (all without it), routes left empty dropped. */
+function selected(all: Suite[], only?: RegExp): Suite[] {
+  if (!only) return all;
+  return all.map(([path, scenarios]): Suite => [path, scenarios.filter(([name]) => only.test(`${path} ${name}`))]).filter(([, scenarios]) => scenarios.length > 0);
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+export async function run(rows = 1_000_000, users = 100_000, iterations = 200, files = 100_000, only?: RegExp) {
+  const t = await makeTestApp();
+  const endMs = t.clock.now();
+  console.log(`\nseeded ${users} users in ${seedUsers(t.sqlite, users, { endMs }).toFixed(0)} ms`);
+  // Only what the chosen scenarios read (the ids in them do not matter for choosing).
+  const wanted = (path: string) => selected(suites(endMs, 0, 0), only).some(([p]) => p === path);
+  if (wanted('/app/sysLoginLog/page')) console.log(`seeded ${rows} login-log rows in ${seedLoginLogs(t.sqlite, rows, { endMs, names: users }).toFixed(0)} ms`);
+  if (wanted('/app/sysOpLog/page')) console.log(`seeded ${rows} op-log rows in ${seedOpLogs(t.sqlite, rows, { endMs, operators: 1000 }).toFixed(0)} ms`);
+  console.log(`seeded ${files} file records, a role and an org in ${seedFilesAndGrants(t.sqlite, files, { users, endMs }).toFixed(0)} ms`);
+  t.sqlite.run('ANALYZE');
+  const roleId = (t.sqlite.query(`SELECT id FROM roles WHERE code = 'bench_readers'`).get() as { id: number }).id;
+  const orgId = (t.sqlite.query(`SELECT id FROM orgs WHERE code = 'bench_branch'`).get() as { id: number }).id;
+  const token = await t.login();
   const results: Record<string, unknown>[] = [];
-  for (const [path, scenarios] of suites) {
+  for (const [path, scenarios] of selected(suites(endMs, roleId, orgId), only)) {
     for (const [name, body] of scenarios) {
       const times: number[] = [];
       let total = 0;
@@ -132,11 +154,14 @@ export async function run(rows = 1_000_000, users = 100_000, iterations = 200, f
       results.push({ path, scenario: name, p50: +pct(times, 50).toFixed(2), p99: +pct(times, 99).toFixed(2), total });
     }
   }
-  console.log(`\npage latency in ms through app.request(), ${iterations} requests each, ${rows} login-log and ${rows} op-log rows, ${users} users, ${files} files; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`\npage latency in ms through app.request(), ${iterations} requests each, ${rows} login-log and ${rows} op-log rows, ${users} users, ${files} files${only ? ` (only /${only.source}/; tables it does not read left empty)` : ''}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.table(results);
 }
 
 if (import.meta.main) {
-  const [rows, users, iterations, files] = process.argv.slice(2).map(Number);
-  await run(rows, users, iterations, files);
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--only');
+  const only = at >= 0 ? new RegExp(args.splice(at, 2)[1] ?? '', 'i') : undefined;
+  const [rows, users, iterations, files] = args.map(Number);
+  await run(rows, users, iterations, files, only);
 }

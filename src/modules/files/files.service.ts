@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { AppError, badRequest, notFound, storageFull } from '../../core/errors.ts';
-import { whereContains, whereCreatedBetween } from '../../core/pagination.ts';
+import { containsPattern, whereContains, whereCreatedBetween } from '../../core/pagination.ts';
 import type { BlobStore } from '../../core/ports.ts';
 import { isoNow } from '../../core/time.ts';
 import type { FilesTable } from '../../db/schema.ts';
@@ -241,13 +241,39 @@ export async function fileDetail(deps: Deps, auth: AuthUser, kind: FileKind, id:
  */
 export const downloadRow = (deps: Deps, kind: FileKind, id: number, auth: AuthUser | undefined) => findRow(deps, kind, id, auth);
 
+/** Distinct content types of a kind walked one index seek each before the search falls back to testing every record. */
+export const CONTENT_TYPE_WALK = 100;
+
+/**
+ * `content_type LIKE '%text%'` (as whereContains, `%` and `_` literal) answered through the
+ * distinct values: up to CONTENT_TYPE_WALK of them are walked over files_kind_content_type (a
+ * loose index scan: each step seeks the next larger value), the pattern is tested on those, and
+ * the records are read by equality on that index. A kind with more distinct types than that (they
+ * are the uploaders' declared types) takes the second arm instead: the distinct matching values
+ * from one walk of the (narrow) index. Either way the set is exactly the values the LIKE matches.
+ */
+function whereContentTypeContains<QB extends SelectQueryBuilder<any, any, any>>(qb: QB, kind: FileKind, text: string | undefined): QB {
+  if (text === undefined) return qb;
+  const pattern = containsPattern(text);
+  const walk = sql.lit(CONTENT_TYPE_WALK);
+  return qb.where(sql<boolean>`content_type IN (
+    WITH RECURSIVE types(v, n) AS (
+      SELECT (SELECT min(content_type) FROM files WHERE kind = ${kind}), 1
+      UNION ALL
+      SELECT (SELECT min(content_type) FROM files WHERE kind = ${kind} AND content_type > v), n + 1 FROM types WHERE v IS NOT NULL AND n < ${walk})
+    SELECT v FROM types WHERE v LIKE ${pattern} ESCAPE '\\'
+    UNION ALL
+    SELECT v FROM (SELECT DISTINCT content_type AS v FROM files WHERE kind = ${kind} AND content_type LIKE ${pattern} ESCAPE '\\'
+      LIMIT CASE WHEN EXISTS (SELECT 1 FROM types WHERE v IS NULL) THEN 0 ELSE -1 END))`) as QB;
+}
+
 export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req: FilePageInput) {
   const p = req.params;
   const options = (scope: RawBuilder<boolean> | undefined) => {
     let filtered = deps.db.selectFrom('files').where('kind', '=', kind);
     if (scope) filtered = filtered.where(scope);
     filtered = whereContains(filtered, 'name', p.name);
-    filtered = whereContains(filtered, 'content_type', p.contentType);
+    filtered = whereContentTypeContains(filtered, kind, p.contentType);
     if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
     filtered = whereCreatedBetween(filtered, 'created_at', p);
     return {
@@ -258,6 +284,7 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
       defaultSort: 'createdAt' as const,
       idColumn: 'id',
       map: (row: unknown) => row as FileRow,
+      matchFirst: p.name !== undefined || p.contentType !== undefined,
     };
   };
   // Files and images are scoped by their uploader; rows of unknown uploaders only under `all`.

@@ -141,6 +141,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     defaultSort: 'createdAt' as const,
     idColumn: 'users.id',
     map: toUser,
+    matchFirst: p.nickName !== undefined,
   });
   // A known super admin: the page, unfiltered.
   if (knownSuperAdmin(auth)) return runPage(deps.readMany, req, options(filtered(undefined), filtered(undefined)));
