@@ -1,4 +1,5 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type DeleteQueryBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import type { Deps } from '../deps.ts';
 import { PREFIX_END } from '../core/pagination.ts';
 
 /**
@@ -81,4 +82,18 @@ export function countByKeys(table: string, keys: Record<string, string | number 
   const given = Object.entries(keys).filter(([, v]) => v !== undefined);
   const where = given.length === 0 ? sql`1` : sql.join(given.map(([k, v]) => sql`${sql.ref(k)} = ${v}`), sql` AND `);
   return sum(table, where);
+}
+
+/**
+ * Runs `del` and returns how many log rows it removed, counted by `count` (the same WHERE) in the
+ * same atomic batch. Not numDeletedRows: on D1 that includes the rows the count triggers wrote;
+ * not RETURNING: a clear of a million rows would ship a million ids.
+ */
+export async function countedDelete(
+  deps: Deps,
+  count: SelectQueryBuilder<any, any, { n: number }>,
+  del: DeleteQueryBuilder<any, any, any>,
+): Promise<number> {
+  const [counted] = await deps.atomic([count.compile(), del.compile()]);
+  return Number((counted!.rows[0] as { n: number } | undefined)?.n ?? 0);
 }

@@ -1,11 +1,12 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { createdBounds, runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
-import { countByDays, countByPrefix } from '../../db/log-counts.ts';
+import { createdBounds, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { countByDays, countByPrefix, countedDelete } from '../../db/log-counts.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
 import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
+import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
@@ -35,8 +36,6 @@ async function isBroad(deps: Deps, column: 'login_name' | 'ip', text: string, no
  */
 export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPageInput) {
   const p = req.params;
-  // Rows concern the user logging in; rows with no known user only under scope `all`.
-  const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));
   const byTime = (req.sortField ?? 'createdAt') === 'createdAt';
   const prefixes = [
     ['login_name', p.loginName, true],
@@ -48,22 +47,24 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
     walkTime = true;
     for (const [column, text, nocase] of given) if (!(await isBroad(deps, column, text!, nocase))) walkTime = false;
   }
-  const build = (unindexed: boolean) => {
+  const build = (unindexed: boolean, scope: RawBuilder<boolean> | undefined) => {
     let qb = deps.db.selectFrom('login_log');
     for (const [column, text, nocase] of prefixes) qb = whereStartsWith(qb, column, text, { nocase, unindexed });
     if (p.status) qb = qb.where('status', '=', p.status);
     if (scope) qb = qb.where(scope);
     return whereCreatedBetween(qb, 'created_at', p);
   };
-  const total = scope ? undefined : fromCountTables(p);
-  return runPage(deps.readMany, req, {
-    maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered: build(walkTime),
-    counted: build(false),
-    count: total && deps.db.selectNoFrom(total.as('n')),
-    select: (qb) => qb.select(COLUMNS),
+  const options = (scope: RawBuilder<boolean> | undefined) => {
+    // The count tables hold every row: they answer only for scope `all` (no scope condition).
+    const total = scope ? undefined : fromCountTables(p);
+    return {
+      maxPageSize: deps.config.PAGE_SIZE_MAX,
+      filtered: build(walkTime, scope),
+      counted: build(false, scope),
+      count: total && deps.db.selectNoFrom(total.as('n')),
+      select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
     sortColumns: SORT,
-    defaultSort: 'createdAt',
+    defaultSort: 'createdAt' as const,
     idColumn: 'id',
     map: (r: Record<string, any>) => ({
       id: r.id as number,
@@ -80,7 +81,10 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
       traceId: r.trace_id as string,
       createdAt: r.created_at as string,
     }),
-  });
+    };
+  };
+  // Rows concern the user logging in; rows with no known user only under scope `all`.
+  return (await scopedPage(deps, auth, req, options, byUserColumn(sql.ref('login_log.user_id')))).page;
 }
 
 /**
@@ -109,15 +113,15 @@ function fromCountTables(p: LoginLogPageInput['params']) {
 export async function deleteLoginLogs(deps: Deps, auth: AuthUser, ids: number[]): Promise<number> {
   let q = deps.db.deleteFrom('login_log').where('id', 'in', idList(ids));
   if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('login_log.user_id')));
-  const r = await q.executeTakeFirst();
-  return Number(r.numDeletedRows);
+  // Rows returned, not numDeletedRows: D1's count includes what the count triggers (0011) wrote.
+  return (await q.returning('id').execute()).length;
 }
 
 /** Deletes every row in the caller's data scope (everything for scope `all`). */
 export async function clearLoginLogs(deps: Deps, auth: AuthUser): Promise<number> {
   const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));
   let q = deps.db.deleteFrom('login_log');
-  if (scope) q = q.where(scope);
-  const r = await q.executeTakeFirst();
-  return Number(r.numDeletedRows);
+  let n = deps.db.selectFrom('login_log').select((eb) => eb.fn.countAll<number>().as('n'));
+  if (scope) [q, n] = [q.where(scope), n.where(scope)];
+  return countedDelete(deps, n, q);
 }

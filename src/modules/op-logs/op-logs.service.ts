@@ -1,16 +1,18 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
-import { createdBounds, runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
-import { countByDays, countByKeys, countByPrefix } from '../../db/log-counts.ts';
+import { createdBounds, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { countByDays, countByKeys, countByPrefix, countedDelete } from '../../db/log-counts.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
-import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
+import { callerScope, rowOfUserInScope } from '../access/data-scope.ts';
+import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
 
 /** Rows concern their operator; rows with no known operator only under scope `all`. */
-const opScope = async (deps: Deps, auth: AuthUser) => userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('op_log.operator_id'));
+const OP_SCOPE = byUserColumn(sql.ref('op_log.operator_id'));
+const opScope = async (deps: Deps, auth: AuthUser) => OP_SCOPE(await callerScope(deps, auth), auth.userId);
 
 const SORT = {
   createdAt: 'created_at',
@@ -57,31 +59,34 @@ async function isBroadName(deps: Deps, text: string) {
 
 export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput) {
   const p = req.params;
-  const scope = await opScope(deps, auth);
   // A name prefix matching many rows, newest first: walk created_at and filter (as the login log
   // does) rather than read every match from the name index and sort them (~300 ms at 1M rows).
   const walkTime = p.operatorName !== undefined && (req.sortField ?? 'createdAt') === 'createdAt' && (await isBroadName(deps, p.operatorName));
-  const build = (unindexed: boolean) => {
-    let qb = deps.db.selectFrom('op_log');
-    if (scope) qb = qb.where(scope);
-    if (p.module) qb = qb.where('module', '=', p.module);
-    if (p.action) qb = qb.where('action', '=', p.action);
-    qb = whereStartsWith(qb, 'operator_name', p.operatorName, { nocase: true, unindexed });
-    if (p.status !== undefined) qb = qb.where('status', '=', p.status);
-    return whereCreatedBetween(qb, 'created_at', p);
+  const options = (scope: RawBuilder<boolean> | undefined) => {
+    const build = (unindexed: boolean) => {
+      let qb = deps.db.selectFrom('op_log');
+      if (scope) qb = qb.where(scope);
+      if (p.module) qb = qb.where('module', '=', p.module);
+      if (p.action) qb = qb.where('action', '=', p.action);
+      qb = whereStartsWith(qb, 'operator_name', p.operatorName, { nocase: true, unindexed });
+      if (p.status !== undefined) qb = qb.where('status', '=', p.status);
+      return whereCreatedBetween(qb, 'created_at', p);
+    };
+    // The count tables hold every row: they answer only for scope `all` (no scope condition).
+    const total = scope ? undefined : fromCountTables(p);
+    return {
+      maxPageSize: deps.config.PAGE_SIZE_MAX,
+      filtered: build(walkTime),
+      counted: build(false),
+      count: total && deps.db.selectNoFrom(total.as('n')),
+      select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
+      sortColumns: SORT,
+      defaultSort: 'createdAt' as const,
+      idColumn: 'id',
+      map: (r: Selectable<OpLogTable>) => toOpLog(r),
+    };
   };
-  const total = scope ? undefined : fromCountTables(p);
-  return runPage(deps.readMany, req, {
-    maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered: build(walkTime),
-    counted: build(false),
-    count: total && deps.db.selectNoFrom(total.as('n')),
-    select: (qb) => qb.select(COLUMNS),
-    sortColumns: SORT,
-    defaultSort: 'createdAt',
-    idColumn: 'id',
-    map: (r: Selectable<OpLogTable>) => toOpLog(r),
-  });
+  return (await scopedPage(deps, auth, req, options, OP_SCOPE)).page;
 }
 
 /**
@@ -113,8 +118,8 @@ export async function opLogDetail(deps: Deps, auth: AuthUser, id: number) {
 export async function deleteOpLogs(deps: Deps, auth: AuthUser, ids: number[]): Promise<number> {
   let q = deps.db.deleteFrom('op_log').where('id', 'in', idList(ids));
   if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('op_log.operator_id')));
-  const r = await q.executeTakeFirst();
-  return Number(r.numDeletedRows);
+  // Rows returned, not numDeletedRows: D1's count includes what the count triggers (0011) wrote.
+  return (await q.returning('id').execute()).length;
 }
 
 /**
@@ -124,7 +129,7 @@ export async function deleteOpLogs(deps: Deps, auth: AuthUser, ids: number[]): P
 export async function clearOpLogs(deps: Deps, auth: AuthUser): Promise<number> {
   const scope = await opScope(deps, auth);
   let q = deps.db.deleteFrom('op_log');
-  if (scope) q = q.where(scope);
-  const r = await q.executeTakeFirst();
-  return Number(r.numDeletedRows);
+  let n = deps.db.selectFrom('op_log').select((eb) => eb.fn.countAll<number>().as('n'));
+  if (scope) [q, n] = [q.where(scope), n.where(scope)];
+  return countedDelete(deps, n, q);
 }
