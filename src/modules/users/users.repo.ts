@@ -111,7 +111,7 @@ const SCOPE_SIZE_SQL = (() => {
  */
 export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
   const p = req.params;
-  const filtered = (callerSees: CallerScope | undefined, unindexed = false) => {
+  const filtered = (callerSees: CallerScope | undefined, unindexed = false, search = true) => {
     let q: Query = deps.db.selectFrom('users');
     const scope = callerSees && scopeFilter(callerSees, auth.userId, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
     if (scope) q = q.where(scope);
@@ -121,7 +121,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
     // the nick name is free text and matches anywhere.
     q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
-    q = whereContains(q, 'users.nick_name', p.nickName);
+    if (search) q = whereContains(q, 'users.nick_name', p.nickName);
     q = whereStartsWith(q, 'users.phone', p.phone);
     if (p.status) q = q.where('users.status', '=', p.status);
     const roleId = p.roleId;
@@ -132,7 +132,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     }
     return whereCreatedBetween(q, 'users.created_at', p);
   };
-  const options = (filteredRows: Query, countedRows: Query) => ({
+  const options = (filteredRows: Query, countedRows: Query, unsearched: Query) => ({
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: filteredRows,
     counted: countedRows,
@@ -141,16 +141,16 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     defaultSort: 'createdAt' as const,
     idColumn: 'users.id',
     map: toUser,
-    matchFirst: p.nickName !== undefined,
+    matchFirst: p.nickName !== undefined ? unsearched : undefined,
   });
   // A known super admin: the page, unfiltered.
-  if (knownSuperAdmin(auth)) return runPage(deps.readMany, req, options(filtered(undefined), filtered(undefined)));
+  if (knownSuperAdmin(auth)) return runPage(deps.readMany, req, options(filtered(undefined), filtered(undefined), filtered(undefined, false, false)));
   // Otherwise one batch (which carries the deferred auth row, see http/auth-gate.ts): the caller's
   // scope, the size probe, and the page as a caller of scope `all` sees it ON THE CONDITION, in
   // SQL, that this caller's scope is `all` (a super admin or an `all` role): for anyone else those
   // statements read nothing. Only a narrower scope needs a second trip, with its scope bound.
   const all = scopeAll(auth.userId);
-  const unscoped = pageStatements(req, { ...options(filtered(undefined), filtered(undefined)), gate: all });
+  const unscoped = pageStatements(req, { ...options(filtered(undefined), filtered(undefined), filtered(undefined, false, false)), gate: all });
   const [scopeRows = [], probeRows = [], ...pageRows] = await deps.readMany([
     callerScopeQuery(auth.userId),
     { sql: SCOPE_SIZE_SQL, parameters: [auth.userId, BROAD] },
@@ -162,5 +162,5 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
   // at most BROAD rows. The probe (at most BROAD index entries) tells which.
   const broad = Number((probeRows[0] as { n?: number } | undefined)?.n ?? 0) >= BROAD;
-  return runPage(deps.readMany, req, options(filtered(callerSees, broad), filtered(callerSees, false)));
+  return runPage(deps.readMany, req, options(filtered(callerSees, broad), filtered(callerSees, false), filtered(callerSees, broad, false)));
 }
