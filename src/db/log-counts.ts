@@ -97,3 +97,27 @@ export async function countedDelete(
   const [counted] = await deps.atomic([count.compile(), del.compile()]);
   return Number((counted!.rows[0] as { n: number } | undefined)?.n ?? 0);
 }
+
+/**
+ * Rows matching a filter A (its total `matching` from a count table) created within [from, to]:
+ * when fewer rows lie outside the dates (`all − inDays`, both from the day table) than match A,
+ * A's total minus A's rows outside the dates, read over created_at (`outside(range)`: cost ∝ the
+ * rows outside); otherwise `direct` (the plain count, cost ∝ A's rows). Worst case: both halves
+ * of the log, ~N/2 entries either way.
+ */
+export function countWithinDates(opts: {
+  matching: RawBuilder<number>;
+  all: RawBuilder<number> | undefined;
+  inDays: RawBuilder<number> | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  outside: (range: RawBuilder<unknown>) => RawBuilder<number>;
+  direct: RawBuilder<number>;
+}): RawBuilder<number> | undefined {
+  const { all, inDays, from, to } = opts;
+  if (!all || !inDays) return undefined;
+  let minus = sql<number>`0`;
+  if (from !== undefined) minus = sql<number>`${minus} + ${opts.outside(sql`created_at < ${from}`)}`;
+  if (to !== undefined) minus = sql<number>`${minus} + ${opts.outside(sql`created_at > ${to}`)}`;
+  return sql<number>`CASE WHEN ${all} - ${inDays} < ${opts.matching} THEN ${opts.matching} - (${minus}) ELSE ${opts.direct} END`;
+}
