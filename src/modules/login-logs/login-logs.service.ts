@@ -5,8 +5,8 @@ import { countByDays, countByPrefix, countedDelete, countWithinDates } from '../
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
-import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
-import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
+import { rowOfUserInScope } from '../access/data-scope.ts';
+import { byUserColumn, scopeCondition, scopedPage } from '../access/scoped-page.ts';
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
@@ -133,7 +133,7 @@ export async function deleteLoginLogs(deps: Deps, auth: AuthUser, ids: number[])
 
 /** Deletes every row in the caller's data scope (everything for scope `all`). */
 export async function clearLoginLogs(deps: Deps, auth: AuthUser): Promise<number> {
-  const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));
+  const scope = await scopeCondition(deps, auth, byUserColumn(sql.ref('login_log.user_id')));
   let q = deps.db.deleteFrom('login_log');
   let n = deps.db.selectFrom('login_log').select((eb) => eb.fn.countAll<number>().as('n'));
   if (scope) [q, n] = [q.where(scope), n.where(scope)];

@@ -7,12 +7,11 @@ import { countByDays, countByKeys, countByPrefix, countedDelete, countWithinDate
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
-import { callerScope, rowOfUserInScope } from '../access/data-scope.ts';
-import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
+import { rowOfUserInScope } from '../access/data-scope.ts';
+import { byUserColumn, scopeCondition, scopedPage } from '../access/scoped-page.ts';
 
 /** Rows concern their operator; rows with no known operator only under scope `all`. */
 const OP_SCOPE = byUserColumn(sql.ref('op_log.operator_id'));
-const opScope = async (deps: Deps, auth: AuthUser) => OP_SCOPE(await callerScope(deps, auth), auth.userId);
 
 const SORT = {
   createdAt: 'created_at',
@@ -151,7 +150,7 @@ export async function deleteOpLogs(deps: Deps, auth: AuthUser, ids: number[]): P
  * so a cleared log still shows who cleared it.
  */
 export async function clearOpLogs(deps: Deps, auth: AuthUser): Promise<number> {
-  const scope = await opScope(deps, auth);
+  const scope = await scopeCondition(deps, auth, OP_SCOPE);
   let q = deps.db.deleteFrom('op_log');
   let n = deps.db.selectFrom('op_log').select((eb) => eb.fn.countAll<number>().as('n'));
   if (scope) [q, n] = [q.where(scope), n.where(scope)];
