@@ -106,18 +106,23 @@ export async function countedDelete(
  * of the log, ~N/2 entries either way.
  */
 export function countWithinDates(opts: {
+  log: 'login_log' | 'op_log';
+  /** The filter without the dates, for the rows outside them (a name column written `(+col)`, off its index). */
+  rest: RawBuilder<unknown>;
   matching: RawBuilder<number>;
-  all: RawBuilder<number> | undefined;
+  all: RawBuilder<number>;
   inDays: RawBuilder<number> | undefined;
   from?: string | undefined;
   to?: string | undefined;
-  outside: (range: RawBuilder<unknown>) => RawBuilder<number>;
-  direct: RawBuilder<number>;
+  /** The rows' usual count query (FROM and WHERE). */
+  direct: SelectQueryBuilder<any, any, any>;
 }): RawBuilder<number> | undefined {
   const { all, inDays, from, to } = opts;
-  if (!all || !inDays) return undefined;
+  if (!inDays) return undefined;
+  const outside = (range: RawBuilder<unknown>) => sql<number>`(SELECT count(*) FROM ${sql.table(opts.log)} WHERE ${range} AND ${opts.rest})`;
   let minus = sql<number>`0`;
-  if (from !== undefined) minus = sql<number>`${minus} + ${opts.outside(sql`created_at < ${from}`)}`;
-  if (to !== undefined) minus = sql<number>`${minus} + ${opts.outside(sql`created_at > ${to}`)}`;
-  return sql<number>`CASE WHEN ${all} - ${inDays} < ${opts.matching} THEN ${opts.matching} - (${minus}) ELSE ${opts.direct} END`;
+  if (from !== undefined) minus = sql<number>`${minus} + ${outside(sql`created_at < ${from}`)}`;
+  if (to !== undefined) minus = sql<number>`${minus} + ${outside(sql`created_at > ${to}`)}`;
+  const direct = sql<number>`(${opts.direct.select((eb) => eb.fn.countAll<number>().as('n'))})`;
+  return sql<number>`CASE WHEN ${all} - ${inDays} < ${opts.matching} THEN ${opts.matching} - (${minus}) ELSE ${direct} END`;
 }

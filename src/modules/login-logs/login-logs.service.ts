@@ -109,15 +109,7 @@ function fromCountTables(p: LoginLogPageInput['params'], direct: SelectQueryBuil
   if (!dated) return matching;
   const name = sql`(+login_name) COLLATE NOCASE`;
   const rest = sql`${name} >= ${p.loginName} AND ${name} < ${p.loginName + PREFIX_END}${status === undefined ? sql`` : sql` AND status = ${status}`}`;
-  return countWithinDates({
-    matching,
-    all: everyDay,
-    inDays,
-    from,
-    to,
-    outside: (range) => sql<number>`(SELECT count(*) FROM login_log WHERE ${range} AND ${rest})`,
-    direct: sql<number>`(${direct.select((eb) => eb.fn.countAll<number>().as('n'))})`,
-  });
+  return countWithinDates({ log: 'login_log', rest, matching, all: everyDay, inDays, from, to, direct });
 }
 
 /**

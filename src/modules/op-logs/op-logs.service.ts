@@ -118,15 +118,7 @@ function fromCountTables(p: OpLogPageInput['params'], direct: SelectQueryBuilder
     rest = sql`${name} >= ${p.operatorName} AND ${name} < ${p.operatorName + PREFIX_END}${statusIs}`;
   }
   if (!dated) return matching;
-  return countWithinDates({
-    matching,
-    all: everyDay,
-    inDays,
-    from,
-    to,
-    outside: (range) => sql<number>`(SELECT count(*) FROM op_log WHERE ${range} AND ${rest})`,
-    direct: sql<number>`(${direct.select((eb) => eb.fn.countAll<number>().as('n'))})`,
-  });
+  return countWithinDates({ log: 'op_log', rest, matching, all: everyDay, inDays, from, to, direct });
 }
 
 export async function opLogDetail(deps: Deps, auth: AuthUser, id: number) {
