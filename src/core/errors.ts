@@ -33,6 +33,13 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * The caller's own verdict found INSIDE a write batch (deferred auth for writes, http/auth-gate.ts:
+ * the session ended or the permission was removed after the request's auth statement ran). It
+ * outranks every rule of the write, so no early check may explain it away (explainedWrite).
+ */
+export class VerdictError extends AppError {}
+
 export const badRequest = (msg: string) => new AppError('BAD_REQUEST', msg);
 export const unauthorized = (msg?: string) => new AppError('UNAUTHORIZED', msg);
 export const forbidden = (msg?: string) => new AppError('FORBIDDEN', msg);

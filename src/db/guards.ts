@@ -29,15 +29,24 @@ export const GUARD_RULES = {
   out_of_scope: { code: 'NOT_FOUND', message: 'Not found' },
   org_cycle: { code: 'BAD_REQUEST', message: 'parentId: an organisation cannot be moved under itself or one of its descendants' },
   org_in_use: { code: 'BAD_REQUEST', message: 'ids: an organisation that still has children or users cannot be deleted' },
+  // Deferred auth for writes (http/auth-gate.ts; migrations/0015_rt_auth_guard.sql keeps these in
+  // auth_guard_failures): the caller's check, repeated at the head of the write batch.
+  session_ended: { code: 'UNAUTHORIZED', message: 'Session has ended, please log in again' },
+  not_permitted: { code: 'FORBIDDEN', message: 'Insufficient permission' },
 } as const satisfies Record<string, { code: ErrorCode; message: string }>;
 export type GuardRule = keyof typeof GUARD_RULES;
 /** The CHECK constraint of each rule is named `guard_<rule>` (migrations/0004); drivers put that name in the error. */
 const FAILED_RULE = new RegExp(`\\bguard_(${Object.keys(GUARD_RULES).join('|')})\\b`);
 const ACCESS_RULES: readonly GuardRule[] = ['outside_authority', 'out_of_scope', 'org_cycle', 'org_in_use'];
+const AUTH_RULES: readonly GuardRule[] = ['session_ended', 'not_permitted'];
+
+/** The table whose CHECK constraints refuse `rule` (one per migration that added rules). */
+export const guardTable = (rule: GuardRule) =>
+  AUTH_RULES.includes(rule) ? 'auth_guard_failures' : ACCESS_RULES.includes(rule) ? 'access_guard_failures' : 'guard_failures';
 
 /** A statement that fails (rolling back its batch) when `brokenWhen` is true at that point of the batch. */
 export function guardStatement(db: Kysely<any>, rule: GuardRule, brokenWhen: RawBuilder<unknown>): CompiledQuery {
-  const table = sql.table(ACCESS_RULES.includes(rule) ? 'access_guard_failures' : 'guard_failures');
+  const table = sql.table(guardTable(rule));
   return sql`INSERT INTO ${table} (rule) SELECT ${rule} WHERE ${brokenWhen}`.compile(db);
 }
 

@@ -1,4 +1,6 @@
-import { Kysely, type CompiledQuery, type KyselyProps, type QueryResult } from 'kysely';
+import { CompiledQuery, Kysely, type KyselyProps, type QueryResult } from 'kysely';
+import { VerdictError } from '../core/errors.ts';
+import { failedGuard, GUARD_RULES } from '../db/guards.ts';
 import { statementKind } from '../db/statements.ts';
 import type { AuthUser } from '../core/caller.ts';
 import type { ReadMany, ReadStatement } from '../core/ports.ts';
@@ -16,17 +18,26 @@ import type { Deps } from '../deps.ts';
  * first, exactly as without the gate. Services keep data scope inside their statements (the
  * data-scope fragments take the token's user id as an SQL value), so what the batch read never
  * depends on knowing `isSuperAdmin` in advance.
+ *
+ * Deferred auth for WRITES (routes declared with `deferAuth`, see http/guard.ts) uses the same gate
+ * plus `writeGuards`: the caller's check as guard statements (session live, user enabled, holds the
+ * code). Every write of the request goes through `atomic`, which puts them at the head of its batch,
+ * so the pre-read may travel with the auth statement (one round trip) and the write still cannot
+ * happen for a session revoked or a permission removed in between: the batch fails whole with the
+ * 401/403 (VerdictError). A write batch sent before the auth statement carries it in front too.
  */
 export class AuthGate {
   private verdict: Promise<void> | undefined;
   private readonly statement: ReadStatement;
   private readonly judge: (row: unknown) => void;
   private readonly deps: Deps;
+  private readonly writeGuards: () => CompiledQuery[];
 
-  constructor(deps: Deps, statement: ReadStatement, judge: (row: unknown) => void) {
+  constructor(deps: Deps, statement: ReadStatement, judge: (row: unknown) => void, writeGuards: () => CompiledQuery[] = () => []) {
     this.deps = deps;
     this.statement = statement;
     this.judge = judge;
+    this.writeGuards = writeGuards;
   }
 
   /** Whether the auth statement has been sent (its verdict may still be on the way). */
@@ -57,6 +68,50 @@ export class AuthGate {
     await this.verdict;
     return (await batch).slice(1);
   }
+
+  /**
+   * deps.atomic behind the gate, for writes: the write guards at the head of the batch (a failure
+   * answers 401/403 and changes nothing); while the auth statement has not gone out, it travels in
+   * front of them, in the same batch (D1: one round trip for auth and write).
+   */
+  async atomic(queries: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]> {
+    const guards = this.writeGuards();
+    if (this.verdict || !this.deps.readMany.oneTrip) {
+      await this.settle();
+      try {
+        return (await this.deps.atomic([...guards, ...queries])).slice(guards.length);
+      } catch (err) {
+        throw verdictOf(err) ?? err;
+      }
+    }
+    const batch = this.deps.atomic([CompiledQuery.raw(this.statement.sql, [...this.statement.parameters]), ...guards, ...queries]);
+    this.verdict = batch.then(
+      ([auth]) => this.judge(auth?.rows[0]),
+      (err: unknown) => {
+        // The batch failed whole: the auth row is lost with it, the verdict is still owed.
+        this.verdict = undefined;
+        throw err;
+      },
+    );
+    try {
+      await this.verdict;
+    } catch (err) {
+      const verdict = verdictOf(err);
+      if (!verdict) throw err;
+      // Refused by a write guard: read the auth row alone (a refusal path only), so the answer is
+      // the auth statement's own (and an op-log row names the caller), else the guard's.
+      await this.settle();
+      throw verdict;
+    }
+    return (await batch).slice(1 + guards.length);
+  }
+}
+
+/** The 401/403 of a write guard that refused the batch, or undefined for any other failure. */
+function verdictOf(err: unknown): VerdictError | undefined {
+  const rule = failedGuard(err);
+  if (rule !== 'session_ended' && rule !== 'not_permitted') return undefined;
+  return new VerdictError(GUARD_RULES[rule].code, GUARD_RULES[rule].message);
 }
 
 const NOT_YET = (field: string) =>
@@ -94,6 +149,10 @@ export class PendingAuthUser implements AuthUser {
   settle(): Promise<void> {
     return this.gate ? this.gate.settle() : Promise.resolve();
   }
+  /** The gate the request's database paths wait behind (deferred auth for writes swaps deps late). */
+  get authGate(): AuthGate | undefined {
+    return this.gate;
+  }
 }
 
 // Kysely over another Kysely's executor: only queries are run through it (no introspection,
@@ -106,10 +165,13 @@ const UNUSED = Object.freeze({}) as never;
  * query, and every query once the auth statement is on its way, waits for the verdict first.
  * Where a batch saves nothing (servers) every query simply waits for the verdict, as before.
  */
-function gatedKysely(db: Kysely<Database>, gate: AuthGate, oneTrip: boolean): Kysely<Database> {
+function gatedKysely(db: Kysely<Database>, gate: AuthGate, oneTrip: boolean, writes: boolean): Kysely<Database> {
   const exec = db.getExecutor();
   const run = async (query: CompiledQuery): Promise<QueryResult<any>> => {
-    if (oneTrip && !gate.sent && statementKind(query) === 'read') return { rows: (await gate.readMany([query]))[0] ?? [] };
+    const read = statementKind(query) === 'read';
+    if (oneTrip && !gate.sent && read) return { rows: (await gate.readMany([query]))[0] ?? [] };
+    // A write of a deferred-auth write route: in a batch headed by the write guards.
+    if (writes && !read) return (await gate.atomic([query]))[0]!;
     await gate.settle();
     return exec.provideConnection((connection) => connection.executeQuery(query));
   };
@@ -127,8 +189,11 @@ function gatedKysely(db: Kysely<Database>, gate: AuthGate, oneTrip: boolean): Ky
   return new Kysely<Database>(props);
 }
 
-/** `deps` with every database path behind the gate (see AuthGate); the rest unchanged. */
-export function gatedDeps(deps: Deps, gate: AuthGate): Deps {
+/**
+ * `deps` with every database path behind the gate (see AuthGate); the rest unchanged. With `writes`
+ * (deferred auth for writes), every write goes through AuthGate.atomic (headed by the write guards).
+ */
+export function gatedDeps(deps: Deps, gate: AuthGate, writes = false): Deps {
   let db: Kysely<Database> | undefined;
   const readMany: ReadMany = Object.assign((statements: readonly ReadStatement[]) => gate.readMany(statements), {
     oneTrip: deps.readMany.oneTrip ?? false,
@@ -136,7 +201,7 @@ export function gatedDeps(deps: Deps, gate: AuthGate): Deps {
   // Own descriptors, not a spread: a spread would run lazy getters (the metered Kysely).
   const out = Object.defineProperties({} as Deps, Object.getOwnPropertyDescriptors(deps));
   return Object.defineProperties(out, {
-    db: { get: () => (db ??= gatedKysely(deps.db, gate, deps.readMany.oneTrip ?? false)), enumerable: true },
+    db: { get: () => (db ??= gatedKysely(deps.db, gate, deps.readMany.oneTrip ?? false, writes)), enumerable: true },
     readMany: { value: readMany, enumerable: true },
     read: {
       value: async (sql: string, params: readonly unknown[]) => {
@@ -148,6 +213,7 @@ export function gatedDeps(deps: Deps, gate: AuthGate): Deps {
     },
     atomic: {
       value: async (queries: Parameters<Deps['atomic']>[0]) => {
+        if (writes) return gate.atomic(queries);
         await gate.settle();
         return deps.atomic(queries);
       },

@@ -1,5 +1,6 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { errors as joseErrors, jwtVerify } from 'jose';
+import { CompiledQuery } from 'kysely';
 import { AppError, forbidden } from '../core/errors.ts';
 import type { PermissionCode } from '../core/permissions.ts';
 import { SUPER_ADMIN_ROLE } from '../core/permissions.ts';
@@ -15,12 +16,38 @@ import { AuthGate, gatedDeps, PendingAuthUser } from './auth-gate.ts';
  * every time a parameter the planner could use is re-bound, which made this statement cost
  * ~20 µs instead of ~2 µs; the unary plus hides the value from the planner and keeps the indexes.
  */
+const isSuperSql = (userRef: string) => `EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
+          WHERE ur.user_id = ${userRef} AND r.status = 'enabled' AND r.code = '${SUPER_ADMIN_ROLE}')`;
+/** Session live and its user enabled; binds the session id, the user id and now. */
+const LIVE_SESSION = `s.id = +? AND s.user_id = +? AND s.revoked_at IS NULL AND s.expires_at > +? AND u.status = 'enabled'`;
 const AUTH_SQL = `SELECT u.id AS user_id, u.login_name AS login_name,
-  EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
-          WHERE ur.user_id = u.id AND r.status = 'enabled' AND r.code = '${SUPER_ADMIN_ROLE}') AS is_super,
+  ${isSuperSql('u.id')} AS is_super,
   ${holdsCodeSql('u.id')} AS has_perm
 FROM sessions s JOIN users u ON u.id = s.user_id
-WHERE s.id = +? AND s.user_id = +? AND s.revoked_at IS NULL AND s.expires_at > +? AND u.status = 'enabled'`;
+WHERE ${LIVE_SESSION}`;
+
+/**
+ * The auth statement's verdict as guard statements (migrations/0015), for the head of a write batch
+ * under deferred auth (http/auth-gate.ts): the batch fails whole with 401 when the session ended or
+ * the user was disabled, with 403 when the caller no longer holds `code` (null: none needed).
+ */
+function writeGuards(code: PermissionCode | null, sessionId: string, userId: number, now: string): CompiledQuery[] {
+  const guards = [
+    CompiledQuery.raw(
+      `INSERT INTO auth_guard_failures (rule) SELECT 'session_ended' WHERE NOT EXISTS (SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id WHERE ${LIVE_SESSION})`,
+      [sessionId, userId, now],
+    ),
+  ];
+  if (code !== null) {
+    guards.push(
+      CompiledQuery.raw(
+        `INSERT INTO auth_guard_failures (rule) SELECT 'not_permitted' WHERE NOT (${isSuperSql('+?')} OR ${holdsCodeSql('+?')})`,
+        [userId, code, userId],
+      ),
+    );
+  }
+  return guards;
+}
 
 interface AuthRow {
   user_id: number;
@@ -103,45 +130,95 @@ export function authenticate(code: PermissionCode | null, enforce = false, repli
   return async (c, next) => {
     const deps = c.var.deps;
     const { userId, sessionId } = await verifyToken(c);
-    const now = new Date(deps.clock.now()).toISOString();
-    const parameters = [code, sessionId, userId, now];
-    /** The auth row's verdict: the caller (or 401), and whether they hold the code. */
-    const judge = (found: unknown) => {
-      const row = found as AuthRow | undefined;
-      if (!row) throw new AppError('UNAUTHORIZED', 'Session has ended, please log in again');
-      const isSuperAdmin = row.is_super === 1;
-      const permitted = code === null || isSuperAdmin || row.has_perm === 1;
-      c.set('permitted', permitted);
-      return { row, isSuperAdmin, permitted };
-    };
     const toReplica = replicaReads && deps.afterAuth !== undefined;
     if (!enforce || toReplica) {
-      const { row, isSuperAdmin, permitted } = judge((await deps.read<AuthRow>(AUTH_SQL, parameters))[0]);
+      const now = new Date(deps.clock.now()).toISOString();
+      const { row, isSuperAdmin, permitted } = judgeFor(c, code)((await deps.read<AuthRow>(AUTH_SQL, [code, sessionId, userId, now]))[0]);
       c.set('auth', { userId: row.user_id, loginName: row.login_name, sessionId, isSuperAdmin });
       if (enforce && !permitted) throw forbidden();
       if (toReplica) c.set('deps', deps.afterAuth!());
       await next();
       return;
     }
-    const auth = new PendingAuthUser(userId, sessionId);
-    const gate = new AuthGate(deps, { sql: AUTH_SQL, parameters }, (found) => {
-      const { row, isSuperAdmin, permitted } = judge(found);
-      if (!permitted) throw forbidden();
-      auth.learn(row.login_name, isSuperAdmin);
-    });
-    auth.attach(gate);
-    c.set('auth', auth);
+    const gate = openGate(c, code, userId, sessionId, false);
     c.set('deps', gatedDeps(deps, gate));
     await next();
-    // Whatever the handler did (no database call, a 400 before its first read, a success), the
-    // caller gets the verdict the auth row gives, as if it had been read first.
-    try {
-      await gate.settle();
-    } catch (err) {
-      if (c.error !== err) throw err;
-    }
+    await verdictLast(c, gate);
   };
 }
+
+/** The auth row's verdict: the caller (or 401), and whether they hold the code. */
+function judgeFor(c: Context, code: PermissionCode | null) {
+  return (found: unknown) => {
+    const row = found as AuthRow | undefined;
+    if (!row) throw new AppError('UNAUTHORIZED', 'Session has ended, please log in again');
+    const isSuperAdmin = row.is_super === 1;
+    const permitted = code === null || isSuperAdmin || row.has_perm === 1;
+    c.set('permitted', permitted);
+    return { row, isSuperAdmin, permitted };
+  };
+}
+
+/** The caller as PendingAuthUser behind a new AuthGate (with the write guards when `writes`). */
+function openGate(c: Context, code: PermissionCode | null, userId: number, sessionId: string, writes: boolean): AuthGate {
+  const deps = c.var.deps;
+  const now = new Date(deps.clock.now()).toISOString();
+  const judge = judgeFor(c, code);
+  const auth = new PendingAuthUser(userId, sessionId);
+  const gate = new AuthGate(
+    deps,
+    { sql: AUTH_SQL, parameters: [code, sessionId, userId, now] },
+    (found) => {
+      const { row, isSuperAdmin, permitted } = judge(found);
+      // Known before a 403, so the op-log row of the refusal names the caller.
+      auth.learn(row.login_name, isSuperAdmin);
+      if (!permitted) throw forbidden();
+    },
+    // The guards check the state when the write runs: "now" is taken then.
+    writes ? () => writeGuards(code, sessionId, userId, new Date(deps.clock.now()).toISOString()) : undefined,
+  );
+  auth.attach(gate);
+  c.set('auth', auth);
+  return gate;
+}
+
+/**
+ * Whatever the handler did (no database call, a 400 before its first read, a success), the caller
+ * gets the verdict the auth row gives, as if it had been read first.
+ */
+async function verdictLast(c: Context, gate: AuthGate): Promise<void> {
+  try {
+    await gate.settle();
+  } catch (err) {
+    if (c.error !== err) throw err;
+  }
+}
+
+/**
+ * Deferred auth for writes (GuardOptions.deferAuth), the half before the op-log recorder: verifies
+ * the token and opens the gate; the auth statement itself goes out with the handler's first
+ * database call (its pre-read, or its write batch), see gateWrites.
+ */
+export function authenticateWrite(code: PermissionCode | null): MiddlewareHandler {
+  return async (c, next) => {
+    const { userId, sessionId } = await verifyToken(c);
+    openGate(c, code, userId, sessionId, true);
+    await next();
+  };
+}
+
+/**
+ * Deferred auth for writes, the half after the op-log recorder (which keeps the plain deps for its
+ * row): the handler gets deps behind the gate, where every write batch is headed by the caller's
+ * check as guard statements (http/auth-gate.ts), and the verdict is the answer whatever the handler
+ * did (401: the recorder writes no row, as when the token is refused up front).
+ */
+export const gateWrites: MiddlewareHandler = async (c, next) => {
+  const gate = (c.get('auth') as PendingAuthUser).authGate!;
+  c.set('deps', gatedDeps(c.var.deps, gate, true));
+  await next();
+  await verdictLast(c, gate);
+};
 
 /** Refuses with 403 unless authenticate() found the route's code; runs after the op-log recorder. */
 export const enforcePermission: MiddlewareHandler = async (c, next) => {

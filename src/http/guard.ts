@@ -1,7 +1,7 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { PermissionCode } from '../core/permissions.ts';
 import type { LinkAction } from '../core/signed-links.ts';
-import { authenticate, enforcePermission, signedOr } from './auth.ts';
+import { authenticate, authenticateWrite, enforcePermission, gateWrites, signedOr } from './auth.ts';
 import { recordOperation } from './op-log.ts';
 import { commonErrors } from './router.ts';
 
@@ -20,6 +20,13 @@ export interface GuardOptions {
    * read replication. Plain read routes read from a replica after their auth check.
    */
   primary?: boolean;
+  /**
+   * With `oplog`: deferred auth for writes (http/auth-gate.ts). The auth statement travels with the
+   * handler's first database call (its pre-read: one round trip for both on D1) and every write
+   * batch is headed by the caller's check as guard statements. Only for handlers that do nothing
+   * costly (a password hash) before their first database call: until then the caller is unchecked.
+   */
+  deferAuth?: boolean;
 }
 
 /**
@@ -37,7 +44,9 @@ export function guarded<R extends RouteConfig>(
   const middleware =
     opts.signedLink && code
       ? [signedOr(code, opts.signedLink), enforcePermission]
-      : opts.oplog
+      : opts.oplog && opts.deferAuth
+        ? [authenticateWrite(code), recordOperation, gateWrites]
+        : opts.oplog
         ? [authenticate(code), recordOperation, enforcePermission]
         : [authenticate(code, true, !opts.primary)];
   const out: RouteConfig = {

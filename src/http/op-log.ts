@@ -83,6 +83,9 @@ export const recordOperation: MiddlewareHandler = async (c, next) => {
   await next();
   const [, , module = '', action = ''] = c.req.path.split('/');
   const auth = c.get('auth');
+  // Deferred auth (http/auth-gate.ts) that never accepted the caller: a 401, which gets no row, as
+  // when the token is refused before this recorder runs.
+  if (auth?.pending) return;
   const info = clientInfo(c);
   const status = c.res.status;
   const row = {

@@ -1,7 +1,7 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { guardedWrite, type WriteErrors } from '../../db/guarded-write.ts';
-import { AppError } from '../../core/errors.ts';
+import { AppError, VerdictError } from '../../core/errors.ts';
 
 export interface AccessErrors extends WriteErrors {
   /** The out_of_scope guard failed: the 404 to answer (the record is invisible to the caller). */
@@ -36,7 +36,8 @@ export async function explainedWrite<T>(write: () => Promise<T>, explain: () => 
   try {
     return await write();
   } catch (err) {
-    if (err instanceof AppError && err.status < 500) await explain();
+    // The caller's own verdict (401/403 found inside the batch) comes before any rule.
+    if (err instanceof AppError && err.status < 500 && !(err instanceof VerdictError)) await explain();
     throw err;
   }
 }
