@@ -221,7 +221,9 @@ describe('D1 round trips per operation (workerd)', () => {
       'POST sysUser/add': [2, 2],
       'POST sysUser/edit': [2, 2],
       'POST sysUser/changeStatus': [2, 2],
-      'POST sysUser/resetPassword': [3, 3],
+      // Deferred auth for writes (src/http/auth-gate.ts): the pre-read rides with the auth statement,
+      // the write batch is headed by the caller's check as guards (a revoked token cannot write).
+      'POST sysUser/resetPassword': [2, 2],
       'POST sysUser/grantRole': [2, 2],
       'POST sysUser/delete': [2, 2],
       'POST sysRole/add': [2, 2],
@@ -234,7 +236,7 @@ describe('D1 round trips per operation (workerd)', () => {
       'POST sysOrg/edit': [2, 2],
       'POST sysOrg/delete': [2, 2],
       'POST sysMenu/add': [2, 2],
-      'POST sysMenu/edit': [3, 3],
+      'POST sysMenu/edit': [2, 2], // deferred auth for writes (the current row rides with auth)
       'POST sysMenu/delete': [2, 2],
       // +1 (ops, 0011_ops_b): the content row is reserved before the bytes are put, so a sweep in another isolate cannot delete them.
       'POST sysFile/upload': [4, 5],
@@ -247,7 +249,9 @@ describe('D1 round trips per operation (workerd)', () => {
       'POST sysOpLog/delete': [2, 2],
       'POST sysOpLog/clear': [2, 2],
       'POST sysOnlineUser/forceLogout': [2, 2],
-      'POST sysLoginUser/updatePassword': [4, 4],
+      // Deferred auth for writes: auth + row + lock state + this attempt's count in one batch, then
+      // the two hashes (verify, new), then the write batch.
+      'POST sysLoginUser/updatePassword': [2, 2],
       'POST auth/logout': [2, 2],
     });
   }, 120_000);

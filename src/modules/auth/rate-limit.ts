@@ -9,8 +9,11 @@ export interface WindowRule {
   lockMs?: number;
 }
 
-/** The upsert that counts one event for `key` in a fixed window, locking it at the limit. */
-export function hitQuery(deps: Deps, key: string, rule: WindowRule) {
+/**
+ * The upsert that counts one event for `key` in a fixed window, locking it at the limit. With
+ * `unlessLocked`, a key locked now is left as it is (its lock not extended) and no row comes back.
+ */
+export function hitQuery(deps: Deps, key: string, rule: WindowRule, opts: { unlessLocked?: boolean } = {}) {
   const now = isoNow(deps.clock);
   const cutoff = isoNow(deps.clock, -rule.windowMs);
   const lockUntil = rule.lockMs ? isoNow(deps.clock, rule.lockMs) : null;
@@ -19,13 +22,14 @@ export function hitQuery(deps: Deps, key: string, rule: WindowRule) {
   return deps.db
     .insertInto('rate_limits')
     .values({ key, count: 1, window_start: now, locked_until: rule.limit <= 1 ? lockUntil : null })
-    .onConflict((oc) =>
-      oc.column('key').doUpdateSet({
+    .onConflict((oc) => {
+      const update = oc.column('key').doUpdateSet({
         count: nextCount,
         window_start: sql`CASE WHEN ${fresh} THEN ${now} ELSE rate_limits.window_start END`,
         locked_until: sql`CASE WHEN ${nextCount} >= ${rule.limit} THEN ${lockUntil} ELSE rate_limits.locked_until END`,
-      }),
-    )
+      });
+      return opts.unlessLocked ? update.where(sql<boolean>`coalesce(rate_limits.locked_until <= ${now}, 1)`) : update;
+    })
     .returning(['count', 'window_start', 'locked_until']);
 }
 

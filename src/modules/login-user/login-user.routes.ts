@@ -42,7 +42,8 @@ const updatePasswordRoute = guarded(
     request: { body: jsonBody(UpdatePasswordRequest) },
     responses: okResponse('Changed', z.null()),
   }),
-  { oplog: true },
+  // The row, the lock state and the failure counter in one batch with the auth statement.
+  { oplog: true, deferAuth: true },
 );
 
 export const loginUserRoutes = createRouter()

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { badRequest, notFound, tooMany } from '../../core/errors.ts';
-import { hit, lockedFor } from '../auth/rate-limit.ts';
+import { hitQuery, lockedForQuery, lockedMs } from '../auth/rate-limit.ts';
 import { NAME_RULE } from '../auth/login.service.ts';
 import { assertPasswordAllowed } from '../../core/password-policy.ts';
 import { isoNow } from '../../core/time.ts';
@@ -146,17 +146,22 @@ export async function updateInfo(deps: Deps, auth: AuthUser, input: ProfileInput
 /** Changes the caller's password and ends every other session of theirs; this one stays. */
 export async function updatePassword(deps: Deps, auth: AuthUser, input: { oldPassword: string; newPassword: string }) {
   // A stolen token must not become a way to guess the password: wrong old passwords are throttled
-  // like logins, counted before the hash so a parallel burst is refused as it arrives.
+  // like logins, counted before the hash so a parallel burst is refused as it arrives. One batch
+  // (with the request's auth statement, deferred auth for writes: one round trip on D1): the row,
+  // the lock state, and the count of this attempt, taken unless the key is locked (a locked key is
+  // refused without extending its lock).
   const key = `password-change:${auth.userId}`;
-  // The row and the lock state are independent reads: sent together (one round trip).
-  const [row, lockMs] = await Promise.all([
-    deps.db.selectFrom('users').select(['password_hash', 'login_name']).where('id', '=', auth.userId).executeTakeFirst(),
-    lockedFor(deps, [key]),
+  const [rowRes, lockRes, countRes] = await deps.atomic([
+    deps.db.selectFrom('users').select(['password_hash', 'login_name']).where('id', '=', auth.userId).compile(),
+    lockedForQuery(deps, [key]),
+    hitQuery(deps, key, NAME_RULE, { unlessLocked: true }).compile(),
   ]);
+  const row = rowRes?.rows[0] as { password_hash: string; login_name: string } | undefined;
   if (!row) throw notFound('User not found');
-  if (lockMs > 0) throw tooMany(lockMs / 1000, 'Too many wrong passwords, try again later');
-  const counted = await hit(deps, key, NAME_RULE);
-  if (counted.count > NAME_RULE.limit) throw tooMany((Date.parse(counted.lockedUntil ?? '') - deps.clock.now()) / 1000 || 1, 'Too many wrong passwords, try again later');
+  const lockMs = lockedMs(deps, lockRes?.rows);
+  const counted = countRes?.rows[0] as { count: number; locked_until: string | null } | undefined;
+  if (lockMs > 0 || !counted) throw tooMany(lockMs / 1000, 'Too many wrong passwords, try again later');
+  if (counted.count > NAME_RULE.limit) throw tooMany((Date.parse(counted.locked_until ?? '') - deps.clock.now()) / 1000 || 1, 'Too many wrong passwords, try again later');
   if (!(await deps.hasher.verify(row.password_hash, input.oldPassword))) throw badRequest('oldPassword: is incorrect');
   // The right old password clears the counter: in the write's batch, or on its own when the new
   // password is refused (the counter is cleared either way, as before).

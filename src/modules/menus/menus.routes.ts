@@ -60,7 +60,8 @@ const editRoute = guarded(
     request: { body: jsonBody(MenuEditRequest) },
     responses: { ...okResponse('The updated menu', MenuSchema), ...notFound, ...stale },
   }),
-  { oplog: true },
+  // The current row is read first (a partial update is merged into it): with the auth statement.
+  { oplog: true, deferAuth: true },
 );
 
 const deleteRoute = guarded(

@@ -115,7 +115,8 @@ const resetPasswordRoute = guarded(
     request: { body: jsonBody(ResetPasswordRequest) },
     responses: { ...okResponse('Reset', z.null()), ...notFound },
   }),
-  { oplog: true },
+  // The user is read first (the password rule needs the login name): with the auth statement.
+  { oplog: true, deferAuth: true },
 );
 
 const grantRoleRoute = guarded(
