@@ -114,6 +114,8 @@ export interface PageOptions<S extends string, Row, R> {
   filtered: SelectQueryBuilder<any, any, any>;
   /** The same rows for the count, when the WHERE is best written for another index there (default: filtered). */
   counted?: SelectQueryBuilder<any, any, any>;
+  /** The count as a query of its own selecting `n` (e.g. a sum of counts kept by triggers), instead of counting `counted`. */
+  total?: SelectQueryBuilder<any, any, any>;
   select: (qb: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, Row>;
   /** A column name, or an expression such as sql`login_name COLLATE NOCASE` for a case-insensitive order. */
   sortColumns: Record<S, string | RawBuilder<unknown>>;
@@ -127,6 +129,8 @@ export interface PageOptions<S extends string, Row, R> {
    * (~5 ms over 100k users) and a true one lost SQLite's whole-table count.
    */
   gate?: RawBuilder<unknown>;
+  /** The count's own condition, when it differs from the rows' (default: gate). */
+  countGate?: RawBuilder<unknown>;
 }
 
 /** A page query as statements (rows, then the count when asked) and how to read their results. */
@@ -143,7 +147,8 @@ export interface PageStatements<R> {
 export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, opts: PageOptions<S, Row, R>): PageStatements<R> {
   if (req.pageSize > opts.maxPageSize) throw badRequest(`pageSize: must be at most ${opts.maxPageSize}`);
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
-  const gated = (n: number) => (opts.gate ? sql<number>`CASE WHEN ${opts.gate} THEN ${n} ELSE 0 END` : n);
+  const gatedBy = (gate: RawBuilder<unknown> | undefined, n: number) => (gate ? sql<number>`CASE WHEN ${gate} THEN ${n} ELSE 0 END` : n);
+  const gated = (n: number) => gatedBy(opts.gate, n);
   const ordered = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q, limit: number | RawBuilder<number> = req.pageSize): Q =>
     qb
       .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
@@ -158,8 +163,9 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
       : ordered(opts.select(opts.filtered), gated(req.pageSize)).offset(offset);
   const statements: CompiledQuery[] = [rowsQuery.compile()];
   if (req.searchCount) {
-    const count = (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n'));
-    statements.push((opts.gate ? count.limit(gated(1)) : count).compile());
+    const count = opts.total ?? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n'));
+    const countGate = 'countGate' in opts ? opts.countGate : opts.gate;
+    statements.push((countGate ? count.limit(gatedBy(countGate, 1)) : count).compile());
   }
   return {
     statements,

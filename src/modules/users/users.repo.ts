@@ -2,8 +2,8 @@ import { sql, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } fro
 import { guardStatement } from '../../db/guards.ts';
 import type { Deps } from '../../deps.ts';
 import { idList } from '../../db/id-list.ts';
-import { pageStatements, runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
-import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow } from './user.model.ts';
+import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, type PageOptions, type PageStatements } from '../../core/pagination.ts';
+import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { callerScopeOf, callerScopeQuery, scopeAll, scopeFilter, scopeOrgs, userInScope, type CallerScope } from '../access/data-scope.ts';
@@ -88,19 +88,57 @@ const SORT_COLUMNS = {
 /** Users in scope beyond which walking the sort order beats sorting every match. */
 const BROAD = 1000;
 
+/** How many users the organisations `orgs` (an SQL subquery or list of org ids) hold: the sum of their counts, kept by triggers (0010). */
+const usersOfOrgs = (orgs: RawBuilder<unknown>) => sql<number>`(SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN ${orgs})`;
+
 /**
- * How many users (up to `?2`) the organisations of `?1`'s scope hold, reading at most `?2` index
- * entries; nothing at all when the scope is `all` (then no probe is needed). One constant text.
+ * How many users the organisations of `?1`'s scope hold (their counts summed, exact); nothing
+ * when the scope is `all`. One constant text. It tells a broad scope from a narrow one.
  */
 const SCOPE_SIZE_SQL = (() => {
   const c = sql.raw('?1');
-  return sqlText(sql`SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE NOT ${scopeAll(c)} AND org_id IN ${scopeOrgs(c)} LIMIT +?2)`);
+  return sqlText(sql`SELECT CASE WHEN NOT ${scopeAll(c)} THEN ${usersOfOrgs(scopeOrgs(c))} END AS n`);
 })();
+
+/** "That organisation and everything below it" (the page's `orgId`), as a subquery; bound through `+` (no STAT4 re-planning). */
+const orgAndBelow = (orgId: number) => sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${orgId})`;
+
+type PageOptionsOf = (filteredRows: Query, countedRows: Query) => PageOptions<keyof typeof SORT_COLUMNS, any, User>;
+
+/**
+ * A page of the users of the organisations `orgs` with no other filter. Its total is the sum of
+ * their counts (no user is counted), and the rows come from whichever plan suits the size, both
+ * statements in the same batch and each gated (LIMIT 0 unless `gate` and its size hold): a broad
+ * set walks the sort order's index and keeps the matches (the first page within a few dozen rows;
+ * `+org_id` keeps the planner off the org index), a narrow one reads its (org_id, created_at)
+ * entries and sorts at most BROAD rows.
+ */
+function orgsPage(deps: Deps, req: UserPageInput, options: PageOptionsOf, orgs: RawBuilder<unknown>, gate?: RawBuilder<unknown>): PageStatements<User> {
+  const size = usersOfOrgs(orgs);
+  const when = (cond: RawBuilder<unknown>) => (gate ? sql`(${gate}) AND ${cond}` : cond);
+  const of = (col: RawBuilder<unknown>) => deps.db.selectFrom('users').where(sql<boolean>`${col} IN ${orgs}`);
+  const broad = pageStatements(req, {
+    ...options(of(sql`(+users.org_id)`), of(sql.ref('users.org_id'))),
+    gate: when(sql`${size} >= ${BROAD}`),
+    total: deps.db.selectNoFrom(size.as('n')),
+    countGate: gate,
+  });
+  const narrow = pageStatements({ ...req, searchCount: false }, { ...options(of(sql.ref('users.org_id')), of(sql.ref('users.org_id'))), gate: when(sql`${size} < ${BROAD}`) });
+  return {
+    statements: [...broad.statements, ...narrow.statements],
+    finish: (results) => {
+      const [broadRows = [], ...rest] = results;
+      const narrowRows = results[broad.statements.length] ?? [];
+      return broad.finish([broadRows.length > 0 ? broadRows : narrowRows, ...rest.slice(0, broad.statements.length - 1)]);
+    },
+  };
+}
 
 /**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
  * below it (one closure-table range). The scope is read once and bound as a list, so the planner
- * sees plain `org_id IN (…)` on the (org_id, created_at) index.
+ * sees plain `org_id IN (…)` on the (org_id, created_at) index. A page filtered by organisations
+ * only (the scope's, `orgId`'s) is counted from org_user_counts (see orgsPage).
  */
 export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
   const p = req.params;
@@ -108,9 +146,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     let q: Query = deps.db.selectFrom('users');
     const scope = callerSees && scopeFilter(callerSees, auth.userId, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
     if (scope) q = q.where(scope);
-    if (p.orgId !== undefined) {
-      q = q.where('users.org_id', 'in', sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = ${p.orgId})`);
-    }
+    if (p.orgId !== undefined) q = q.where('users.org_id', 'in', orgAndBelow(p.orgId));
     // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
     // the nick name is free text and matches anywhere.
     q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
@@ -125,7 +161,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     }
     return whereCreatedBetween(q, 'users.created_at', p);
   };
-  const options = (filteredRows: Query, countedRows: Query) => ({
+  const options: PageOptionsOf = (filteredRows, countedRows) => ({
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: filteredRows,
     counted: countedRows,
@@ -135,24 +171,35 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     idColumn: 'users.id',
     map: toUser,
   });
+  // Filtered by organisations only (`orgId` and/or the scope's): served by orgsPage.
+  const orgsOnly = Object.entries(p).every(([key, value]) => key === 'orgId' || value === undefined);
+  // The page as a caller of scope `all` sees it (on the condition `gate`, when given).
+  const unscoped = (gate?: RawBuilder<unknown>) =>
+    orgsOnly && p.orgId !== undefined ? orgsPage(deps, req, options, orgAndBelow(p.orgId), gate) : pageStatements(req, { ...options(filtered(undefined), filtered(undefined)), gate });
+  const run = async (page: PageStatements<User>) => page.finish(await deps.readMany(page.statements));
   // A known super admin: the page, unfiltered.
-  if (knownSuperAdmin(auth)) return runPage(deps.readMany, req, options(filtered(undefined), filtered(undefined)));
+  if (knownSuperAdmin(auth)) return run(unscoped());
   // Otherwise one batch (which carries the deferred auth row, see http/auth-gate.ts): the caller's
-  // scope, the size probe, and the page as a caller of scope `all` sees it ON THE CONDITION, in
-  // SQL, that this caller's scope is `all` (a super admin or an `all` role): for anyone else those
+  // scope, its size, and the page as a caller of scope `all` sees it ON THE CONDITION, in SQL,
+  // that this caller's scope is `all` (a super admin or an `all` role): for anyone else those
   // statements read nothing. Only a narrower scope needs a second trip, with its scope bound.
-  const all = scopeAll(auth.userId);
-  const unscoped = pageStatements(req, { ...options(filtered(undefined), filtered(undefined)), gate: all });
-  const [scopeRows = [], probeRows = [], ...pageRows] = await deps.readMany([
+  const all = unscoped(scopeAll(auth.userId));
+  const [scopeRows = [], sizeRows = [], ...pageRows] = await deps.readMany([
     callerScopeQuery(auth.userId),
-    { sql: SCOPE_SIZE_SQL, parameters: [auth.userId, BROAD] },
-    ...unscoped.statements,
+    { sql: SCOPE_SIZE_SQL, parameters: [auth.userId] },
+    ...all.statements,
   ]);
   const callerSees = callerScopeOf(scopeRows[0]);
-  if (callerSees.all) return unscoped.finish(pageRows);
+  if (callerSees.all) return all.finish(pageRows);
+  // Organisations only, and a scope of organisations only (no "self" row on top): counted from
+  // org_user_counts over the scope's organisations (those under `orgId`, if given).
+  if (orgsOnly && !callerSees.self) {
+    const list = sql`(SELECT value FROM json_each(${JSON.stringify(callerSees.orgIds)}))`;
+    return run(orgsPage(deps, req, options, p.orgId === undefined ? list : sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${p.orgId} AND descendant_id IN ${list})`));
+  }
   // A scope with many users is served best by walking the sort order and filtering (the first page
   // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
-  // at most BROAD rows. The probe (at most BROAD index entries) tells which.
-  const broad = Number((probeRows[0] as { n?: number } | undefined)?.n ?? 0) >= BROAD;
-  return runPage(deps.readMany, req, options(filtered(callerSees, broad), filtered(callerSees, false)));
+  // at most BROAD rows. The size (users of the scope's organisations, from their counts) tells which.
+  const broad = Number((sizeRows[0] as { n?: number } | undefined)?.n ?? 0) >= BROAD;
+  return run(pageStatements(req, options(filtered(callerSees, broad), filtered(callerSees, false))));
 }
