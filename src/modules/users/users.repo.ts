@@ -107,23 +107,28 @@ type PageOptionsOf = (filteredRows: Query, countedRows: Query) => PageOptions<ke
 
 /**
  * A page of the users of the organisations `orgs` with no other filter. Its total is the sum of
- * their counts (no user is counted), and the rows come from whichever plan suits the size, both
- * statements in the same batch and each gated (LIMIT 0 unless `gate` and its size hold): a broad
+ * their counts (no user is counted), and the rows come from the plan that suits the size: a broad
  * set walks the sort order's index and keeps the matches (the first page within a few dozen rows;
  * `+org_id` keeps the planner off the org index), a narrow one reads its (org_id, created_at)
- * entries and sorts at most BROAD rows.
+ * entries and sorts at most BROAD rows. When the size is `known` (read earlier in the request),
+ * one statement; otherwise both plans go in the same batch, each gated (LIMIT 0 unless `gate` and
+ * its size hold), with the sum as the count.
  */
-function orgsPage(deps: Deps, req: UserPageInput, options: PageOptionsOf, orgs: RawBuilder<unknown>, gate?: RawBuilder<unknown>): PageStatements<User> {
+function orgsPage(
+  deps: Deps,
+  req: UserPageInput,
+  options: PageOptionsOf,
+  orgs: RawBuilder<unknown>,
+  { gate, known }: { gate?: RawBuilder<unknown>; known?: number } = {},
+): PageStatements<User> {
+  const of = (col: RawBuilder<unknown>) => deps.db.selectFrom('users').where(sql<boolean>`${col} IN ${orgs}`);
+  const walk = options(of(sql`(+users.org_id)`), of(sql.ref('users.org_id')));
+  const sorted = options(of(sql.ref('users.org_id')), of(sql.ref('users.org_id')));
+  if (known !== undefined) return pageStatements(req, { ...(known >= BROAD ? walk : sorted), gate, knownTotal: known });
   const size = usersOfOrgs(orgs);
   const when = (cond: RawBuilder<unknown>) => (gate ? sql`(${gate}) AND ${cond}` : cond);
-  const of = (col: RawBuilder<unknown>) => deps.db.selectFrom('users').where(sql<boolean>`${col} IN ${orgs}`);
-  const broad = pageStatements(req, {
-    ...options(of(sql`(+users.org_id)`), of(sql.ref('users.org_id'))),
-    gate: when(sql`${size} >= ${BROAD}`),
-    total: deps.db.selectNoFrom(size.as('n')),
-    countGate: gate,
-  });
-  const narrow = pageStatements({ ...req, searchCount: false }, { ...options(of(sql.ref('users.org_id')), of(sql.ref('users.org_id'))), gate: when(sql`${size} < ${BROAD}`) });
+  const broad = pageStatements(req, { ...walk, gate: when(sql`${size} >= ${BROAD}`), total: deps.db.selectNoFrom(size.as('n')), countGate: gate });
+  const narrow = pageStatements({ ...req, searchCount: false }, { ...sorted, gate: when(sql`${size} < ${BROAD}`) });
   return {
     statements: [...broad.statements, ...narrow.statements],
     finish: (results) => {
@@ -175,7 +180,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   const orgsOnly = Object.entries(p).every(([key, value]) => key === 'orgId' || value === undefined);
   // The page as a caller of scope `all` sees it (on the condition `gate`, when given).
   const unscoped = (gate?: RawBuilder<unknown>) =>
-    orgsOnly && p.orgId !== undefined ? orgsPage(deps, req, options, orgAndBelow(p.orgId), gate) : pageStatements(req, { ...options(filtered(undefined), filtered(undefined)), gate });
+    orgsOnly && p.orgId !== undefined ? orgsPage(deps, req, options, orgAndBelow(p.orgId), { gate }) : pageStatements(req, { ...options(filtered(undefined), filtered(undefined)), gate });
   const run = async (page: PageStatements<User>) => page.finish(await deps.readMany(page.statements));
   // A known super admin: the page, unfiltered.
   if (knownSuperAdmin(auth)) return run(unscoped());
@@ -193,13 +198,15 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   if (callerSees.all) return all.finish(pageRows);
   // Organisations only, and a scope of organisations only (no "self" row on top): counted from
   // org_user_counts over the scope's organisations (those under `orgId`, if given).
+  const size = Number((sizeRows[0] as { n?: number } | undefined)?.n ?? 0);
   if (orgsOnly && !callerSees.self) {
     const list = sql`(SELECT value FROM json_each(${JSON.stringify(callerSees.orgIds)}))`;
-    return run(orgsPage(deps, req, options, p.orgId === undefined ? list : sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${p.orgId} AND descendant_id IN ${list})`));
+    if (p.orgId === undefined) return run(orgsPage(deps, req, options, list, { known: size }));
+    return run(orgsPage(deps, req, options, sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${p.orgId} AND descendant_id IN ${list})`));
   }
   // A scope with many users is served best by walking the sort order and filtering (the first page
   // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
   // at most BROAD rows. The size (users of the scope's organisations, from their counts) tells which.
-  const broad = Number((sizeRows[0] as { n?: number } | undefined)?.n ?? 0) >= BROAD;
+  const broad = size >= BROAD;
   return run(pageStatements(req, options(filtered(callerSees, broad), filtered(callerSees, false))));
 }
