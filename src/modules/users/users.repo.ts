@@ -6,7 +6,7 @@ import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, ty
 import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import { callerScopeOf, callerScopeQuery, scopeAll, scopeFilter, scopeOrgs, userInScope, type CallerScope } from '../access/data-scope.ts';
+import { CALLER_SCOPE_SQL, callerScopeOf, scopeAll, scopeFilter, userInScope, type CallerScope } from '../access/data-scope.ts';
 import { sqlText } from '../../db/sql-text.ts';
 
 export const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?`;
@@ -92,13 +92,13 @@ const BROAD = 1000;
 const usersOfOrgs = (orgs: RawBuilder<unknown>) => sql<number>`(SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN ${orgs})`;
 
 /**
- * How many users the organisations of `?1`'s scope hold (their counts summed, exact); nothing
- * when the scope is `all`. One constant text. It tells a broad scope from a narrow one.
+ * `?1`'s scope (CALLER_SCOPE_SQL's row) and `users_n`, how many users its organisations hold (their
+ * counts summed over the list that row holds: exact, and the scope is evaluated once); NULL when
+ * the scope is `all`. One constant text. It tells a broad scope from a narrow one, and is the total
+ * of a page filtered by nothing but the scope.
  */
-const SCOPE_SIZE_SQL = (() => {
-  const c = sql.raw('?1');
-  return sqlText(sql`SELECT CASE WHEN NOT ${scopeAll(c)} THEN ${usersOfOrgs(scopeOrgs(c))} END AS n`);
-})();
+const USERS_SCOPE_SQL = `WITH s AS MATERIALIZED (${CALLER_SCOPE_SQL})
+  SELECT s.*, CASE WHEN s.all_ THEN NULL ELSE (SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN (SELECT value FROM json_each(s.orgs))) END AS users_n FROM s`;
 
 /** "That organisation and everything below it" (the page's `orgId`), as a subquery; bound through `+` (no STAT4 re-planning). */
 const orgAndBelow = (orgId: number) => sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${orgId})`;
@@ -185,20 +185,16 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   // A known super admin: the page, unfiltered.
   if (knownSuperAdmin(auth)) return run(unscoped());
   // Otherwise one batch (which carries the deferred auth row, see http/auth-gate.ts): the caller's
-  // scope, its size, and the page as a caller of scope `all` sees it ON THE CONDITION, in SQL,
+  // scope with its size, and the page as a caller of scope `all` sees it ON THE CONDITION, in SQL,
   // that this caller's scope is `all` (a super admin or an `all` role): for anyone else those
   // statements read nothing. Only a narrower scope needs a second trip, with its scope bound.
   const all = unscoped(scopeAll(auth.userId));
-  const [scopeRows = [], sizeRows = [], ...pageRows] = await deps.readMany([
-    callerScopeQuery(auth.userId),
-    { sql: SCOPE_SIZE_SQL, parameters: [auth.userId] },
-    ...all.statements,
-  ]);
+  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: USERS_SCOPE_SQL, parameters: [auth.userId] }, ...all.statements]);
   const callerSees = callerScopeOf(scopeRows[0]);
   if (callerSees.all) return all.finish(pageRows);
   // Organisations only, and a scope of organisations only (no "self" row on top): counted from
   // org_user_counts over the scope's organisations (those under `orgId`, if given).
-  const size = Number((sizeRows[0] as { n?: number } | undefined)?.n ?? 0);
+  const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
   if (orgsOnly && !callerSees.self) {
     const list = sql`(SELECT value FROM json_each(${JSON.stringify(callerSees.orgIds)}))`;
     if (p.orgId === undefined) return run(orgsPage(deps, req, options, list, { known: size }));
