@@ -131,8 +131,8 @@ export interface PageOptions<S extends string, Row, R> {
   gate?: RawBuilder<unknown>;
   /** The count's own condition, when it differs from the rows' (default: gate). */
   countGate?: RawBuilder<unknown>;
-  /** The count, when already known (e.g. read with the caller's scope): no count statement. */
-  knownTotal?: number;
+  /** The count comes from elsewhere (e.g. read with the caller's scope): no count statement; finish() takes its row (`n`) second, as always. */
+  countedElsewhere?: boolean;
 }
 
 /** A page query as statements (rows, then the count when asked) and how to read their results. */
@@ -164,7 +164,7 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
       ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))), gated(req.pageSize))
       : ordered(opts.select(opts.filtered), gated(req.pageSize)).offset(offset);
   const statements: CompiledQuery[] = [rowsQuery.compile()];
-  if (req.searchCount && opts.knownTotal === undefined) {
+  if (req.searchCount && !opts.countedElsewhere) {
     const count = opts.total ?? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n'));
     const countGate = 'countGate' in opts ? opts.countGate : opts.gate;
     statements.push((countGate ? count.limit(gatedBy(countGate, 1)) : count).compile());
@@ -172,7 +172,7 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
   return {
     statements,
     finish: ([rows = [], counted = []]) => {
-      const total = req.searchCount && opts.knownTotal !== undefined ? opts.knownTotal : Number((counted[0] as { n?: number } | undefined)?.n ?? 0);
+      const total = Number((counted[0] as { n?: number } | undefined)?.n ?? 0);
       return {
         records: (rows as Row[]).map(opts.map),
         total,

@@ -6,7 +6,7 @@ import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, ty
 import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import { CALLER_SCOPE_SQL, callerScopeOf, scopeAll, scopeFilter, userInScope, type CallerScope } from '../access/data-scope.ts';
+import { CALLER_SCOPE_SQL, callerScopeOf, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userInScope, type CallerScope } from '../access/data-scope.ts';
 import { sqlText } from '../../db/sql-text.ts';
 
 export const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?`;
@@ -105,26 +105,30 @@ const orgAndBelow = (orgId: number) => sql<number>`(SELECT descendant_id FROM or
 
 type PageOptionsOf = (filteredRows: Query, countedRows: Query) => PageOptions<keyof typeof SORT_COLUMNS, any, User>;
 
+/** How to read a page of users of many organisations: walk the sort order and keep the matches, or read their org-index entries and sort. */
+type Plan = 'walk' | 'sort';
+const planFor = (size: number): Plan => (size >= BROAD ? 'walk' : 'sort');
+
 /**
  * A page of the users of the organisations `orgs` with no other filter. Its total is the sum of
  * their counts (no user is counted), and the rows come from the plan that suits the size: a broad
  * set walks the sort order's index and keeps the matches (the first page within a few dozen rows;
  * `+org_id` keeps the planner off the org index), a narrow one reads its (org_id, created_at)
- * entries and sorts at most BROAD rows. When the size is `known` (read earlier in the request),
- * one statement; otherwise both plans go in the same batch, each gated (LIMIT 0 unless `gate` and
- * its size hold), with the sum as the count.
+ * entries and sorts at most BROAD rows. Given a `plan`, one statement, and the count is the
+ * caller's to give finish() (read elsewhere); otherwise both plans go in the same batch, each
+ * gated (LIMIT 0 unless `gate` and its size hold), with the sum as the count.
  */
 function orgsPage(
   deps: Deps,
   req: UserPageInput,
   options: PageOptionsOf,
   orgs: RawBuilder<unknown>,
-  { gate, known }: { gate?: RawBuilder<unknown>; known?: number } = {},
+  { gate, plan }: { gate?: RawBuilder<unknown>; plan?: Plan } = {},
 ): PageStatements<User> {
   const of = (col: RawBuilder<unknown>) => deps.db.selectFrom('users').where(sql<boolean>`${col} IN ${orgs}`);
   const walk = options(of(sql`(+users.org_id)`), of(sql.ref('users.org_id')));
   const sorted = options(of(sql.ref('users.org_id')), of(sql.ref('users.org_id')));
-  if (known !== undefined) return pageStatements(req, { ...(known >= BROAD ? walk : sorted), gate, knownTotal: known });
+  if (plan) return pageStatements(req, { ...(plan === 'walk' ? walk : sorted), gate, countedElsewhere: true });
   const size = usersOfOrgs(orgs);
   const when = (cond: RawBuilder<unknown>) => (gate ? sql`(${gate}) AND ${cond}` : cond);
   const broad = pageStatements(req, { ...walk, gate: when(sql`${size} >= ${BROAD}`), total: deps.db.selectNoFrom(size.as('n')), countGate: gate });
@@ -140,10 +144,24 @@ function orgsPage(
 }
 
 /**
+ * Per app (its config object: the database paths can be per request, under read replication) and caller, the plan their last users page found for their scope
+ * (organisations only). A HINT, not a cache of answers: it only chooses which statements go out
+ * in the first batch; the batch reads the scope again, and a wrong or stale hint (a moved caller,
+ * a new role) costs a second trip, never a wrong page. Bounded: emptied at HINTS_MAX callers.
+ */
+const planHints = new WeakMap<object, Map<number, Plan>>();
+const HINTS_MAX = 10_000;
+function hintsOf(deps: Deps): Map<number, Plan> {
+  let hints = planHints.get(deps.config);
+  if (!hints) planHints.set(deps.config, (hints = new Map()));
+  return hints;
+}
+
+/**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
- * below it (one closure-table range). The scope is read once and bound as a list, so the planner
- * sees plain `org_id IN (…)` on the (org_id, created_at) index. A page filtered by organisations
- * only (the scope's, `orgId`'s) is counted from org_user_counts (see orgsPage).
+ * below it (one closure-table range). A page filtered by organisations only (the scope's, `orgId`'s)
+ * is counted from org_user_counts (see orgsPage); otherwise the scope is read once and bound as a
+ * list, so the planner sees plain `org_id IN (…)` on the (org_id, created_at) index.
  */
 export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
   const p = req.params;
@@ -185,24 +203,38 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   // A known super admin: the page, unfiltered.
   if (knownSuperAdmin(auth)) return run(unscoped());
   // Otherwise one batch (which carries the deferred auth row, see http/auth-gate.ts): the caller's
-  // scope with its size, and the page as a caller of scope `all` sees it ON THE CONDITION, in SQL,
-  // that this caller's scope is `all` (a super admin or an `all` role): for anyone else those
-  // statements read nothing. Only a narrower scope needs a second trip, with its scope bound.
-  const all = unscoped(scopeAll(auth.userId));
-  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: USERS_SCOPE_SQL, parameters: [auth.userId] }, ...all.statements]);
+  // scope with its size, and the page speculatively, ON THE CONDITION in SQL that it is the right
+  // one (for anyone else those statements read nothing): as the caller's last page found their
+  // scope (organisations only, of that size; the scope is a subquery there), or else as a caller
+  // of scope `all` sees it. Only a miss needs a second trip, with the scope as read then.
+  const hints = hintsOf(deps);
+  const hinted = orgsOnly && p.orgId === undefined ? hints.get(auth.userId) : undefined;
+  const first = hinted
+    ? orgsPage(deps, req, options, scopeOrgs(auth.userId), { plan: hinted, gate: sql`NOT ${scopeAll(auth.userId)} AND NOT ${scopeSelf(auth.userId)}` })
+    : unscoped(scopeAll(auth.userId));
+  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: USERS_SCOPE_SQL, parameters: [auth.userId] }, ...first.statements]);
   const callerSees = callerScopeOf(scopeRows[0]);
-  if (callerSees.all) return all.finish(pageRows);
+  const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
+  if (callerSees.all || callerSees.self) hints.delete(auth.userId);
+  else {
+    if (hints.size >= HINTS_MAX) hints.clear();
+    hints.set(auth.userId, planFor(size));
+  }
+  if (callerSees.all) return hinted ? run(unscoped()) : first.finish(pageRows);
   // Organisations only, and a scope of organisations only (no "self" row on top): counted from
   // org_user_counts over the scope's organisations (those under `orgId`, if given).
-  const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
   if (orgsOnly && !callerSees.self) {
+    const counted = req.searchCount ? [{ n: size }] : [];
+    if (hinted === planFor(size)) return first.finish([pageRows[0] ?? [], counted]);
     const list = sql`(SELECT value FROM json_each(${JSON.stringify(callerSees.orgIds)}))`;
-    if (p.orgId === undefined) return run(orgsPage(deps, req, options, list, { known: size }));
+    if (p.orgId === undefined) {
+      const page = orgsPage(deps, req, options, list, { plan: planFor(size) });
+      return page.finish([(await deps.readMany(page.statements))[0] ?? [], counted]);
+    }
     return run(orgsPage(deps, req, options, sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${p.orgId} AND descendant_id IN ${list})`));
   }
   // A scope with many users is served best by walking the sort order and filtering (the first page
   // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
   // at most BROAD rows. The size (users of the scope's organisations, from their counts) tells which.
-  const broad = size >= BROAD;
-  return run(pageStatements(req, options(filtered(callerSees, broad), filtered(callerSees, false))));
+  return run(pageStatements(req, options(filtered(callerSees, size >= BROAD), filtered(callerSees, false))));
 }
