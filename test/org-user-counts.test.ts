@@ -170,6 +170,13 @@ function suite() {
     // A super admin filtering by the branch (the orgId plan chosen in SQL) agrees.
     await expectPage({ params: { orgId: broad } }, all);
     await expectCountsExact();
+    // Any other filter counts its matches, not the organisations' users.
+    await t.exec(`UPDATE users SET status = 'disabled' WHERE org_id = ? AND id % 4 = 0`, broad);
+    const disabled = (await t.rows<{ id: number }>(`SELECT id FROM users WHERE org_id = ? AND status = 'disabled' ORDER BY created_at DESC, id DESC`, broad)).map((r) => r.id);
+    expect(disabled.length).toBeGreaterThan(200);
+    await expectPage({ params: { status: 'disabled' } }, disabled, caller.token);
+    await expectPage({ params: { status: 'disabled', orgId: broad } }, disabled, caller.token);
+    await expectPage({ params: { status: 'disabled', orgId: broad } }, disabled);
   });
 
   test("restore --to worker's load rebuilds the counts instead of replaying them (no double count)", async () => {
