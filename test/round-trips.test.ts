@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app.ts';
-import { upload } from './support/files.ts';
+import { get, upload } from './support/files.ts';
+import { png } from './support/images.ts';
 
 // Database round trips per operation on a REAL D1 (workerd through Miniflare), read from the
 // Server-Timing header every response carries (db;dur=…;desc="N rt"). At the edge each round trip
@@ -89,4 +90,164 @@ describe('D1 round trips per operation (workerd)', () => {
       { action: 'add', status: 409, trace_id: taken.json.traceId },
     ]);
   }, 60_000);
+
+  // Last: it changes the admin's password and logs a session out.
+  test('every endpoint of the contract, as a super admin and as a delegated admin, makes the counted round trips', async () => {
+    const su = await t.login();
+    const ok = async (...args: Parameters<typeof op>) => (await op(...args)).data;
+    const branch = await ok('POST', '/app/sysOrg/add', su, { name: 'Branch', code: 'branch' });
+    const allMenus = (await t.rows<{ id: number }>(`SELECT id FROM menus`)).map((r) => r.id);
+    const role = await ok('POST', '/app/sysRole/add', su, { name: 'Deleg', code: 'deleg' });
+    await ok('POST', '/app/sysRole/grantMenu', su, { roleId: role.id, menuIds: allMenus });
+    await ok('POST', '/app/sysRole/grantDataScope', su, { roleId: role.id, dataScope: 'orgAndBelow' });
+    await ok('POST', '/app/sysUser/add', su, { loginName: 'deleg', password: PASSWORD, roleIds: [role.id], orgId: branch.id });
+    const deleg = await t.login('deleg', PASSWORD);
+    const callers = [su, deleg] as const;
+    const out: Record<string, [number, number]> = {};
+    async function both(name: string, run: (token: string, i: number) => Promise<Response>) {
+      const r: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await run(callers[i]!, i);
+        const st = res.status;
+        r.push(st === 200 ? rt(res) : -st);
+      }
+      out[name] = r as [number, number];
+    }
+    const call = (method: string, path: string, body?: unknown) => async (token: string) => (await t.call(method, path, { token, body })).res;
+    // targets
+    const users = [] as number[];
+    for (let i = 0; i < 8; i++) users.push((await ok('POST', '/app/sysUser/add', su, { loginName: `v${i}`, password: PASSWORD, orgId: branch.id })).id);
+    const roles = [] as number[];
+    for (let i = 0; i < 8; i++) roles.push((await ok('POST', '/app/sysRole/add', su, { name: `R${i}`, code: `r${i}` })).id);
+    const file = (await upload(t, 'sysFile', deleg, { filename: 'x.txt', data: 'x' })).data;
+    const image = (await upload(t, 'sysImage', deleg, { filename: 'a.png', type: 'image/png', data: png(3, 2) })).data;
+    const images = [(await upload(t, 'sysImage', su, { filename: 'b.png', type: 'image/png', data: png(4, 2) })).data.id, image.id];
+    const opLogId = (await t.rows<{ id: number }>(`SELECT max(id) AS id FROM op_log WHERE operator_name = 'deleg'`))[0]!.id;
+    await both('GET getLoginUserInformation', call('GET', '/app/sysLoginUser/getLoginUserInformation'));
+    await both('POST sysUser/page', call('POST', '/app/sysUser/page', {}));
+    await both('GET sysUser/detail', call('GET', `/app/sysUser/detail?id=${users[0]}`));
+    await both('GET sysUser/ownRole', call('GET', `/app/sysUser/ownRole?id=${users[0]}`));
+    await both('POST sysRole/page', call('POST', '/app/sysRole/page', {}));
+    await both('GET sysRole/list', call('GET', '/app/sysRole/list'));
+    await both('GET sysRole/detail', call('GET', `/app/sysRole/detail?id=${roles[0]}`));
+    await both('GET sysRole/ownMenu', call('GET', `/app/sysRole/ownMenu?id=${role.id}`));
+    await both('GET sysOrg/tree', call('GET', '/app/sysOrg/tree'));
+    await both('GET sysOrg/detail', call('GET', `/app/sysOrg/detail?id=${branch.id}`));
+    await both('GET sysMenu/tree', call('GET', '/app/sysMenu/tree'));
+    await both('GET sysMenu/detail', call('GET', `/app/sysMenu/detail?id=${allMenus[0]}`));
+    await both('POST sysFile/page', call('POST', '/app/sysFile/page', {}));
+    await both('GET sysFile/detail', call('GET', `/app/sysFile/detail?id=${file.id}`));
+    await both('GET sysFile/download', async (token) => get(t, `/app/sysFile/download?id=${file.id}`, token));
+    await both('POST sysImage/page', call('POST', '/app/sysImage/page', {}));
+    await both('GET sysImage/detail', call('GET', `/app/sysImage/detail?id=${image.id}`));
+    await both('GET sysImage/preview', async (token) => get(t, `/app/sysImage/preview?id=${image.id}`, token));
+    await both('POST sysLoginLog/page', call('POST', '/app/sysLoginLog/page', {}));
+    await both('POST sysOpLog/page', call('POST', '/app/sysOpLog/page', {}));
+    await both('GET sysOpLog/detail', call('GET', `/app/sysOpLog/detail?id=${opLogId}`));
+    await both('POST sysOnlineUser/page', call('POST', '/app/sysOnlineUser/page', {}));
+    // writes
+    await both('POST sysUser/add', (token, i) => call('POST', '/app/sysUser/add', { loginName: `added${i}`, password: PASSWORD, orgId: branch.id })(token));
+    await both('POST sysUser/edit', async (token, i) => call('POST', '/app/sysUser/edit', { id: users[i], version: 1, nickName: 'E' })(token));
+    await both('POST sysUser/changeStatus', async (token, i) => call('POST', '/app/sysUser/changeStatus', { id: users[2 + i], status: 'disabled' })(token));
+    await both('POST sysUser/resetPassword', async (token, i) => call('POST', '/app/sysUser/resetPassword', { id: users[2 + i], newPassword: 'New-Pass-Word-42' })(token));
+    await both('POST sysUser/grantRole', async (token, i) => call('POST', '/app/sysUser/grantRole', { userId: users[4 + i], roleIds: [roles[0]] })(token));
+    await both('POST sysUser/delete', async (token, i) => call('POST', '/app/sysUser/delete', { ids: [users[6 + i]] })(token));
+    await both('POST sysRole/add', (token, i) => call('POST', '/app/sysRole/add', { name: `A${i}`, code: `a${i}` })(token));
+    await both('POST sysRole/edit', (token, i) => call('POST', '/app/sysRole/edit', { id: roles[1 + i], version: 1, name: `E${i}` })(token));
+    await both('POST sysRole/changeStatus', (token, i) => call('POST', '/app/sysRole/changeStatus', { id: roles[1 + i], status: 'disabled' })(token));
+    await both('POST sysRole/grantMenu', (token, i) => call('POST', '/app/sysRole/grantMenu', { roleId: roles[3 + i], menuIds: allMenus.slice(0, 3) })(token));
+    await both('POST sysRole/grantDataScope', (token, i) => call('POST', '/app/sysRole/grantDataScope', { roleId: roles[3 + i], dataScope: 'org' })(token));
+    await both('POST sysRole/delete', (token, i) => call('POST', '/app/sysRole/delete', { ids: [roles[5 + i]] })(token));
+    const orgs: number[] = [];
+    await both('POST sysOrg/add', async (token, i) => {
+      const r = await t.call('POST', '/app/sysOrg/add', { token, body: { parentId: branch.id, name: `O${i}`, code: `o${i}` } });
+      orgs.push(r.data?.id);
+      return r.res;
+    });
+    await both('POST sysOrg/edit', (token, i) => call('POST', '/app/sysOrg/edit', { id: orgs[i], version: 1, name: `OE${i}` })(token));
+    await both('POST sysOrg/delete', (token, i) => call('POST', '/app/sysOrg/delete', { ids: [orgs[i]] })(token));
+    const menus: number[] = [];
+    await both('POST sysMenu/add', async (token, i) => {
+      const r = await t.call('POST', '/app/sysMenu/add', { token, body: { title: `M${i}`, type: 'directory' } });
+      menus.push(r.data?.id);
+      return r.res;
+    });
+    await both('POST sysMenu/edit', (token, i) => call('POST', '/app/sysMenu/edit', { id: menus[i], version: 1, title: `ME${i}` })(token));
+    await both('POST sysMenu/delete', (token, i) => call('POST', '/app/sysMenu/delete', { ids: [menus[i]] })(token));
+    await both('POST sysFile/upload', async (token, i) => (await upload(t, 'sysFile', token, { filename: `u${i}.txt`, data: `u${i}` })).res);
+    const f2 = [(await upload(t, 'sysFile', su, { filename: 'd0.txt', data: 'd0' })).data.id, (await upload(t, 'sysFile', deleg, { filename: 'd1.txt', data: 'd1' })).data.id];
+    await both('POST sysFile/delete', (token, i) => call('POST', '/app/sysFile/delete', { ids: [f2[i]] })(token));
+    await both('POST sysImage/upload', async (token, i) => (await upload(t, 'sysImage', token, { filename: `u${i}.png`, type: 'image/png', data: png(2 + i, 2) })).res);
+    await both('POST sysImage/delete', (token, i) => call('POST', '/app/sysImage/delete', { ids: [images[i]] })(token));
+    await both('POST sysLoginUser/updateInfo', call('POST', '/app/sysLoginUser/updateInfo', { nickName: 'Me' }));
+    const logins = await t.rows<{ id: number }>(`SELECT id FROM login_log ORDER BY id DESC LIMIT 2`);
+    await both('POST sysLoginLog/delete', (token, i) => call('POST', '/app/sysLoginLog/delete', { ids: [logins[i]!.id] })(token));
+    await both('POST sysLoginLog/clear', call('POST', '/app/sysLoginLog/clear', {}));
+    const ops = await t.rows<{ id: number }>(`SELECT id FROM op_log ORDER BY id DESC LIMIT 2`);
+    await both('POST sysOpLog/delete', (token, i) => call('POST', '/app/sysOpLog/delete', { ids: [ops[i]!.id] })(token));
+    await both('POST sysOpLog/clear', call('POST', '/app/sysOpLog/clear', {}));
+    const s1 = await t.login('v1', PASSWORD);
+    void s1;
+    const sessions = await t.rows<{ id: string }>(`SELECT s.id FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.login_name = 'v1' AND s.revoked_at IS NULL`);
+    await both('POST sysOnlineUser/forceLogout', (token) => call('POST', '/app/sysOnlineUser/forceLogout', { sessionIds: [sessions[0]!.id] })(token));
+    await both('POST sysLoginUser/updatePassword', async (token, i) => call('POST', '/app/sysLoginUser/updatePassword', { oldPassword: i ? PASSWORD : 'Correct-Horse-42', newPassword: 'Brand-New-Pass-42' })(token));
+    await both('POST auth/logout', call('POST', '/auth/logout', {}));
+    expect(out).toEqual({
+      // [super admin, delegated admin holding every code with scope orgAndBelow]. Reads: the auth
+      // statement rides in the read's batch (src/http/auth-gate.ts); the delegated users page reads
+      // its scope first (a second trip, see users.repo.ts). Writes: see the note of issue 14.
+      'GET getLoginUserInformation': [1, 1],
+      'POST sysUser/page': [1, 2],
+      'GET sysUser/detail': [1, 1],
+      'GET sysUser/ownRole': [1, 1],
+      'POST sysRole/page': [1, 1],
+      'GET sysRole/list': [1, 1],
+      'GET sysRole/detail': [1, 1],
+      'GET sysRole/ownMenu': [1, 1],
+      'GET sysOrg/tree': [1, 1],
+      'GET sysOrg/detail': [1, 1],
+      'GET sysMenu/tree': [1, 1],
+      'GET sysMenu/detail': [1, 1],
+      'POST sysFile/page': [1, 1],
+      'GET sysFile/detail': [1, 1],
+      'GET sysFile/download': [1, 1],
+      'POST sysImage/page': [1, 1],
+      'GET sysImage/detail': [1, 1],
+      'GET sysImage/preview': [1, 1],
+      'POST sysLoginLog/page': [1, 1],
+      'POST sysOpLog/page': [1, 1],
+      'GET sysOpLog/detail': [1, 1],
+      'POST sysOnlineUser/page': [1, 1],
+      'POST sysUser/add': [3, 4],
+      'POST sysUser/edit': [2, 4],
+      'POST sysUser/changeStatus': [3, 4],
+      'POST sysUser/resetPassword': [3, 4],
+      'POST sysUser/grantRole': [2, 6],
+      'POST sysUser/delete': [2, 4],
+      'POST sysRole/add': [4, 4],
+      'POST sysRole/edit': [4, 4],
+      'POST sysRole/changeStatus': [3, 3],
+      'POST sysRole/grantMenu': [2, 2],
+      'POST sysRole/grantDataScope': [3, 3],
+      'POST sysRole/delete': [4, 4],
+      'POST sysOrg/add': [6, 6],
+      'POST sysOrg/edit': [4, 4],
+      'POST sysOrg/delete': [5, 5],
+      'POST sysMenu/add': [3, 3],
+      'POST sysMenu/edit': [4, 4],
+      'POST sysMenu/delete': [4, 4],
+      'POST sysFile/upload': [3, 4],
+      'POST sysFile/delete': [2, 2],
+      'POST sysImage/upload': [3, 4],
+      'POST sysImage/delete': [2, 2],
+      'POST sysLoginUser/updateInfo': [3, 3],
+      'POST sysLoginLog/delete': [2, 2],
+      'POST sysLoginLog/clear': [2, 3],
+      'POST sysOpLog/delete': [2, 2],
+      'POST sysOpLog/clear': [2, 3],
+      'POST sysOnlineUser/forceLogout': [2, 2],
+      'POST sysLoginUser/updatePassword': [6, 6],
+      'POST auth/logout': [2, 2],
+    });
+  }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { sql, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { ReadMany } from './ports.ts';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import type { ReadMany, ReadStatement } from './ports.ts';
 import { badRequest } from './errors.ts';
 
 /**
@@ -129,15 +129,30 @@ export interface PageOptions<S extends string, Row, R> {
    * (~5 ms over 100k users) and a true one lost SQLite's whole-table count.
    */
   gate?: RawBuilder<unknown>;
+  /**
+   * The filters include a part-of search (`LIKE '%…%'`), which no index can seek: SQLite tests it
+   * on every entry of the index it walks. Set, the page is ONE statement that first collects up to
+   * FEW_MATCHES + 1 matching ids (over the narrowest index that serves the filters), then:
+   * - at most FEW_MATCHES: those are all the matches, so the page sorts them and the total is
+   *   their number (one walk of a narrow index, whether the rows come first or last in the sort);
+   * - more: the page walks the sort order as usual (it meets a match at least every few hundred
+   *   rows on average) and the total is the usual count.
+   * Without it a rare match walked the whole sort index reading every row (~35 ms over 100k
+   * users) and then the count walked the filter's index again.
+   */
+  matchFirst?: boolean;
   /** The count's own condition, when it differs from the rows' (default: gate). */
   countGate?: RawBuilder<unknown>;
   /** The count comes from elsewhere (e.g. read with the caller's scope): no count statement; finish() takes its row (`n`) second, as always. */
   countedElsewhere?: boolean;
 }
 
+/** Matches up to which a part-of search sorts its matches instead of walking the sort order. */
+export const FEW_MATCHES = 1000;
+
 /** A page query as statements (rows, then the count when asked) and how to read their results. */
 export interface PageStatements<R> {
-  statements: CompiledQuery[];
+  statements: ReadStatement[];
   finish(results: readonly unknown[][]): PageResult<R>;
 }
 
@@ -159,30 +174,96 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
   const offset = (req.pageNo - 1) * req.pageSize;
   // A deep page skips its offset over ids only (the sort index, no row reads, no joins), then reads
   // the page's rows: OFFSET would otherwise fetch and discard every skipped row.
-  const rowsQuery =
+  const rowsQuery = (limit: number | RawBuilder<number>) =>
     offset >= DEFERRED_JOIN_OFFSET
-      ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))), gated(req.pageSize))
-      : ordered(opts.select(opts.filtered), gated(req.pageSize)).offset(offset);
-  const statements: CompiledQuery[] = [rowsQuery.compile()];
+      ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))), limit)
+      : ordered(opts.select(opts.filtered), limit).offset(offset);
+  const countQuery = opts.total ?? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n'));
+  const pageOf = (rows: Row[], total: number): PageResult<R> => ({
+    records: rows.map(opts.map),
+    total,
+    size: req.pageSize,
+    current: req.pageNo,
+    pages: req.searchCount ? Math.ceil(total / req.pageSize) : 0,
+    searchCount: req.searchCount,
+  });
+  if (opts.matchFirst) {
+    const statement = matchFirstStatement(req, opts, { gated, rowsQuery, countQuery, offset });
+    return {
+      statements: [statement],
+      finish: ([rows = []]) => {
+        const all = rows as (Row & { __total: number; __id: unknown })[];
+        // A page past the end is the one row of the outer join with no page row in it.
+        const found = all.filter((r) => r.__id !== null).map(({ __total, __id, __sort, ...row }: any) => row as Row);
+        return pageOf(found, Number(all[0]?.__total ?? 0));
+      },
+    };
+  }
+  const statements: ReadStatement[] = [rowsQuery(gated(req.pageSize)).compile()];
   if (req.searchCount && !opts.countedElsewhere) {
-    const count = opts.total ?? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n'));
     const countGate = 'countGate' in opts ? opts.countGate : opts.gate;
-    statements.push((countGate ? count.limit(gatedBy(countGate, 1)) : count).compile());
+    statements.push((countGate ? countQuery.limit(gatedBy(countGate, 1)) : countQuery).compile());
   }
   return {
     statements,
-    finish: ([rows = [], counted = []]) => {
-      const total = Number((counted[0] as { n?: number } | undefined)?.n ?? 0);
-      return {
-        records: (rows as Row[]).map(opts.map),
-        total,
-        size: req.pageSize,
-        current: req.pageNo,
-        pages: req.searchCount ? Math.ceil(total / req.pageSize) : 0,
-        searchCount: req.searchCount,
-      };
-    },
+    finish: ([rows = [], counted = []]) => pageOf(rows as Row[], Number((counted[0] as { n?: number } | undefined)?.n ?? 0)),
   };
+}
+
+/** SQL text and its `?` parameters, in order: compiled parts and plain text glued into one statement. */
+function joinSql(parts: (string | ReadStatement)[]): ReadStatement {
+  return {
+    sql: parts.map((p) => (typeof p === 'string' ? p : p.sql)).join(''),
+    parameters: parts.flatMap((p) => (typeof p === 'string' ? [] : p.parameters)),
+  };
+}
+
+/**
+ * The page of PageOptions.matchFirst as one statement (SQLite evaluates a MATERIALIZED CTE once):
+ *   WITH m(id) = up to FEW+1 matching ids, k(n) = their number,
+ *        t(total) = n when n ≤ FEW, else the count (0 without searchCount)
+ *   SELECT page rows, total FROM t LEFT JOIN (sorted matches [n ≤ FEW] UNION ALL sort walk [n > FEW])
+ * Each branch's LIMIT is 0 unless its case holds; SQLite evaluates a LIMIT once, before the loop,
+ * so the branch not taken reads nothing. The outer join keeps the total on a page past the end.
+ */
+function matchFirstStatement<S extends string, Row, R>(
+  req: PageRequest<S>,
+  opts: PageOptions<S, Row, R>,
+  parts: {
+    gated: (n: number) => number | RawBuilder<number>;
+    rowsQuery: (limit: number | RawBuilder<number>) => SelectQueryBuilder<any, any, any>;
+    countQuery: SelectQueryBuilder<any, any, any>;
+    offset: number;
+  },
+): ReadStatement {
+  const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
+  const sortExpr: RawBuilder<unknown> = typeof column === 'string' ? sql`${sql.ref(column)}` : column;
+  const id = sql.ref(opts.idColumn);
+  const few = sql<number>`(SELECT n FROM k) <= ${sql.lit(FEW_MATCHES)}`;
+  const when = (cond: RawBuilder<unknown>) => sql<number>`CASE WHEN ${cond} THEN ${parts.gated(req.pageSize)} ELSE 0 END`;
+  const keyed = (qb: SelectQueryBuilder<any, any, any>) => qb.select([sortExpr.as('__sort'), id.as('__id')]);
+  const ids = opts.filtered.select(id.as('id')).limit(parts.gated(FEW_MATCHES + 1));
+  // The matches, sorted: unary plus keeps the planner from walking the sort index to find them.
+  const sorted = keyed(opts.select(opts.filtered.where(id, 'in', sql`(SELECT id FROM m)`)))
+    .orderBy(sql`+${sortExpr}`, req.sortOrder)
+    .orderBy(sql`+${id}`, req.sortOrder)
+    .limit(when(few))
+    .offset(parts.offset);
+  const walked = keyed(parts.rowsQuery(when(sql`NOT ${few}`)));
+  const counted = (opts.gate ? parts.countQuery.limit(parts.gated(1)) : parts.countQuery).compile();
+  const total = req.searchCount ? ['CASE WHEN n <= ', String(FEW_MATCHES), ' THEN n ELSE (', counted, ') END'] : ['0'];
+  const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
+  return joinSql([
+    'WITH m(id) AS MATERIALIZED (',
+    ids.compile(),
+    '), k(n) AS MATERIALIZED (SELECT count(*) FROM m), t(total) AS MATERIALIZED (SELECT ',
+    ...total,
+    ' FROM k) SELECT p.*, t.total AS __total FROM t LEFT JOIN (SELECT * FROM (',
+    sorted.compile(),
+    ') UNION ALL SELECT * FROM (',
+    walked.compile(),
+    `)) AS p ON 1 ORDER BY p.__sort ${dir}, p.__id ${dir}`,
+  ]);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { Kysely, type KyselyProps } from 'kysely';
+import { Kysely, type CompiledQuery, type KyselyProps, type QueryResult } from 'kysely';
+import { statementKind } from '../db/statements.ts';
 import type { AuthUser } from '../core/caller.ts';
 import type { ReadMany, ReadStatement } from '../core/ports.ts';
 import type { Database } from '../db/schema.ts';
@@ -99,14 +100,28 @@ export class PendingAuthUser implements AuthUser {
 // transactions or destroy, which is what these would serve).
 const UNUSED = Object.freeze({}) as never;
 
-/** The same Kysely, with every query waiting for the gate's verdict before it takes a connection. */
-function gatedKysely(db: Kysely<Database>, gate: AuthGate): Kysely<Database> {
+/**
+ * The same Kysely behind the gate. A read (SELECT) sent while the auth statement has not gone out
+ * yet rides in the auth batch (AuthGate.readMany: one round trip for both, on D1); every other
+ * query, and every query once the auth statement is on its way, waits for the verdict first.
+ * Where a batch saves nothing (servers) every query simply waits for the verdict, as before.
+ */
+function gatedKysely(db: Kysely<Database>, gate: AuthGate, oneTrip: boolean): Kysely<Database> {
   const exec = db.getExecutor();
+  const run = async (query: CompiledQuery): Promise<QueryResult<any>> => {
+    if (oneTrip && !gate.sent && statementKind(query) === 'read') return { rows: (await gate.readMany([query]))[0] ?? [] };
+    await gate.settle();
+    return exec.provideConnection((connection) => connection.executeQuery(query));
+  };
   const executor = exec.withConnectionProvider({
-    provideConnection: async (consumer) => {
-      await gate.settle();
-      return exec.provideConnection(consumer);
-    },
+    // A connection is only taken once the query is known (see run).
+    provideConnection: async (consumer) =>
+      consumer({
+        executeQuery: run,
+        streamQuery: () => {
+          throw new Error('streamed queries are not used on gated (plain-read) routes');
+        },
+      }),
   });
   const props: KyselyProps = { config: UNUSED, driver: UNUSED, dialect: UNUSED, executor };
   return new Kysely<Database>(props);
@@ -121,7 +136,7 @@ export function gatedDeps(deps: Deps, gate: AuthGate): Deps {
   // Own descriptors, not a spread: a spread would run lazy getters (the metered Kysely).
   const out = Object.defineProperties({} as Deps, Object.getOwnPropertyDescriptors(deps));
   return Object.defineProperties(out, {
-    db: { get: () => (db ??= gatedKysely(deps.db, gate)), enumerable: true },
+    db: { get: () => (db ??= gatedKysely(deps.db, gate, deps.readMany.oneTrip ?? false)), enumerable: true },
     readMany: { value: readMany, enumerable: true },
     read: {
       value: async (sql: string, params: readonly unknown[]) => {

@@ -1,4 +1,4 @@
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import { Kysely, type KyselyProps } from 'kysely';
 import type { Deps } from '../deps.ts';
 import { readEach } from '../core/ports.ts';
 
@@ -52,25 +52,28 @@ export class DbMeter {
   }
 }
 
+// Kysely over another Kysely's executor: only queries are run through it (as in http/auth-gate.ts).
+const UNUSED = Object.freeze({}) as never;
+
 /**
- * Counts executed Kysely queries. transformQuery also runs for queries that are only compiled
- * (for deps.atomic, counted there), so it just notes the time; transformResult runs only once a
- * query has answered. A query that throws is not counted (the request fails anyway).
+ * The same Kysely with every query counted when it reaches its connection, not when it is compiled:
+ * a plugin's transformQuery runs before the query waits for anything (a deferred auth verdict, a
+ * connection), so a query that waited for another call looked as if it had overlapped it and its
+ * round trip went uncounted. A query that throws is counted too (it was a round trip).
  */
-class MeterPlugin implements KyselyPlugin {
-  private readonly started = new WeakMap<object, { tick: number; ms: number }>();
-  private readonly meter: DbMeter;
-  constructor(meter: DbMeter) {
-    this.meter = meter;
-  }
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    this.started.set(args.queryId, this.meter.begin());
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.meter.record(this.started.get(args.queryId) ?? this.meter.begin());
-    return args.result;
-  }
+function meteredKysely(db: Deps['db'], meter: DbMeter): Deps['db'] {
+  const exec = db.getExecutor();
+  const executor = exec.withConnectionProvider({
+    provideConnection: (consumer) =>
+      exec.provideConnection((connection) =>
+        consumer({
+          executeQuery: (query) => meter.time(() => connection.executeQuery(query)),
+          streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+        }),
+      ),
+  });
+  const props: KyselyProps = { config: UNUSED, driver: UNUSED, dialect: UNUSED, executor };
+  return new Kysely(props) as Deps['db'];
 }
 
 /** The same deps with every database path (Kysely, read, atomic) counted by `meter`: one per request. */
@@ -80,7 +83,7 @@ export function meteredDeps(deps: Deps, meter: DbMeter): Deps {
     ...deps,
     // Built on first use: the hot paths (auth, detail reads) never touch Kysely.
     get db() {
-      return (db ??= deps.db.withPlugin(new MeterPlugin(meter)));
+      return (db ??= meteredKysely(deps.db, meter));
     },
     read: (sql, params) => meter.time(() => deps.read(sql, params)),
     // One batch is one call; read one by one (servers), every statement is a call of its own.

@@ -2,12 +2,27 @@ import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { authSettled, type AuthUser } from '../../core/caller.ts';
 import { forbidden } from '../../core/errors.ts';
-import type { PermissionCode } from '../../core/permissions.ts';
+import { SUPER_ADMIN_ROLE, type PermissionCode } from '../../core/permissions.ts';
 import { holdsCodeSql } from '../../db/holds-code.ts';
 import { guardStatement } from '../../db/guards.ts';
 import { idList, idsShown } from '../../db/id-list.ts';
 
 const HOLDS_SQL = `SELECT ${holdsCodeSql('+?')} AS has_perm`;
+
+/** HOLDS_SQL, or a super admin (?2 the user): usable before the caller's auth row is known. */
+const HOLDS_OR_SUPER_SQL = `SELECT (${holdsCodeSql('+?2')} OR EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
+  WHERE ur.user_id = +?2 AND r.status = 'enabled' AND r.code = '${SUPER_ADMIN_ROLE}')) AS has_perm`;
+
+/**
+ * callerHolds as a statement for a read batch (heldBy reads its rows), so that a read needing it
+ * costs no round trip of its own: on a plain-read route it travels with the auth row.
+ */
+export function holdsStatement(auth: AuthUser, code: PermissionCode) {
+  return { sql: HOLDS_OR_SUPER_SQL, parameters: [code, auth.userId] };
+}
+
+/** The answer of a holdsStatement's rows. */
+export const heldBy = (rows: readonly unknown[] | undefined) => (rows?.[0] as { has_perm?: number } | undefined)?.has_perm === 1;
 
 /**
  * Whether the caller holds `code` right now (one query, the same rule as the route check); a

@@ -1,7 +1,7 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { AppError, badRequest, notFound, storageFull } from '../../core/errors.ts';
-import { runPage, whereContains, whereCreatedBetween } from '../../core/pagination.ts';
+import { containsPattern, whereContains, whereCreatedBetween } from '../../core/pagination.ts';
 import type { BlobStore } from '../../core/ports.ts';
 import { isoNow } from '../../core/time.ts';
 import type { FilesTable } from '../../db/schema.ts';
@@ -15,8 +15,9 @@ import { openFilePart } from './multipart-file.ts';
 import { signedQuery, type LinkAction } from '../../core/signed-links.ts';
 import { idList } from '../../db/id-list.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import { callerHolds } from '../access/held.ts';
-import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
+import { heldBy, holdsStatement } from '../access/held.ts';
+import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
+import { rowOfUserInScope } from '../access/data-scope.ts';
 
 export type FileKind = 'file' | 'image';
 export type FileRow = Selectable<FilesTable>;
@@ -186,8 +187,10 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
     });
     meta.id = row.id;
     // The uploader gets a link if they hold the code and see their own upload (their scope covers self).
-    const visible = auth.isSuperAdmin || (await findRow(deps, kind, row.id, auth).then(() => true, () => false));
-    return toRecord(deps, row, visible && (await mayLink(deps, auth, kind)));
+    // Both in one read (one round trip on D1).
+    if (auth.isSuperAdmin) return toRecord(deps, row, true);
+    const [seen = [], held] = await deps.readMany([rowQuery(deps, kind, row.id, auth).compile(), linkStatement(auth, kind)]);
+    return toRecord(deps, row, seen.length > 0 && heldBy(held));
   } finally {
     await staged.discard();
   }
@@ -200,26 +203,36 @@ async function checkFreeSpace(deps: Deps, bytes: number) {
   if ((await deps.storage.freeBytes()) - bytes < floor) throw storageFull('Storage is full: the upload was not saved');
 }
 
-/** Whether the caller may be handed signed links of this kind (holds sys:file:download / sys:image:preview). */
-function mayLink(deps: Deps, auth: AuthUser, kind: FileKind) {
-  return callerHolds(deps, auth, kind === 'image' ? 'sys:image:preview' : 'sys:file:download');
+/** Whether the caller may be handed signed links of this kind (holds sys:file:download / sys:image:preview), as a statement (heldBy reads it). */
+function linkStatement(auth: AuthUser, kind: FileKind) {
+  return holdsStatement(auth, kind === 'image' ? 'sys:image:preview' : 'sys:file:download');
 }
+
+/** One record of `kind` in the caller's data scope (404 as if it did not exist otherwise), as a query. */
+function rowQuery(deps: Deps, kind: FileKind, id: number, auth?: AuthUser) {
+  let q = deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind);
+  if (auth && !knownSuperAdmin(auth)) q = q.where(rowOfUserInScope(auth.userId, sql.ref('files.created_by')));
+  return q;
+}
+
+const notFoundOf = (kind: FileKind) => notFound(kind === 'image' ? 'Image not found' : 'File not found');
 
 /**
  * One record of `kind`; with `auth`, only if its uploader is in the caller's data scope (404 as
  * if it did not exist otherwise). Without: a request that came with a valid signed link.
  */
 async function findRow(deps: Deps, kind: FileKind, id: number, auth?: AuthUser): Promise<FileRow> {
-  let q = deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind);
-  if (auth && !knownSuperAdmin(auth)) q = q.where(rowOfUserInScope(auth.userId, sql.ref('files.created_by')));
-  const row = await q.executeTakeFirst();
-  if (!row) throw notFound(kind === 'image' ? 'Image not found' : 'File not found');
+  const row = await rowQuery(deps, kind, id, auth).executeTakeFirst();
+  if (!row) throw notFoundOf(kind);
   return row;
 }
 
 export async function fileDetail(deps: Deps, auth: AuthUser, kind: FileKind, id: number) {
-  const row = await findRow(deps, kind, id, auth);
-  return toRecord(deps, row, await mayLink(deps, auth, kind));
+  // The record and whether the caller may be handed its link: one read (with the auth row on D1).
+  const [rows = [], held] = await deps.readMany([rowQuery(deps, kind, id, auth).compile(), linkStatement(auth, kind)]);
+  const row = rows[0] as FileRow | undefined;
+  if (!row) throw notFoundOf(kind);
+  return toRecord(deps, row, heldBy(held));
 }
 
 /**
@@ -228,26 +241,56 @@ export async function fileDetail(deps: Deps, auth: AuthUser, kind: FileKind, id:
  */
 export const downloadRow = (deps: Deps, kind: FileKind, id: number, auth: AuthUser | undefined) => findRow(deps, kind, id, auth);
 
+/** Distinct content types of a kind walked one index seek each before the search falls back to testing every record. */
+export const CONTENT_TYPE_WALK = 100;
+
+/**
+ * `content_type LIKE '%text%'` (as whereContains, `%` and `_` literal) answered through the
+ * distinct values: up to CONTENT_TYPE_WALK of them are walked over files_kind_content_type (a
+ * loose index scan: each step seeks the next larger value), the pattern is tested on those, and
+ * the records are read by equality on that index. A kind with more distinct types than that (they
+ * are the uploaders' declared types) takes the second arm instead: the distinct matching values
+ * from one walk of the (narrow) index. Either way the set is exactly the values the LIKE matches.
+ */
+function whereContentTypeContains<QB extends SelectQueryBuilder<any, any, any>>(qb: QB, kind: FileKind, text: string | undefined): QB {
+  if (text === undefined) return qb;
+  const pattern = containsPattern(text);
+  const walk = sql.lit(CONTENT_TYPE_WALK);
+  return qb.where(sql<boolean>`content_type IN (
+    WITH RECURSIVE types(v, n) AS (
+      SELECT (SELECT min(content_type) FROM files WHERE kind = ${kind}), 1
+      UNION ALL
+      SELECT (SELECT min(content_type) FROM files WHERE kind = ${kind} AND content_type > v), n + 1 FROM types WHERE v IS NOT NULL AND n < ${walk})
+    SELECT v FROM types WHERE v LIKE ${pattern} ESCAPE '\\'
+    UNION ALL
+    SELECT v FROM (SELECT DISTINCT content_type AS v FROM files WHERE kind = ${kind} AND content_type LIKE ${pattern} ESCAPE '\\'
+      LIMIT CASE WHEN EXISTS (SELECT 1 FROM types WHERE v IS NULL) THEN 0 ELSE -1 END))`) as QB;
+}
+
 export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req: FilePageInput) {
   const p = req.params;
-  let filtered = deps.db.selectFrom('files').where('kind', '=', kind);
+  const options = (scope: RawBuilder<boolean> | undefined) => {
+    let filtered = deps.db.selectFrom('files').where('kind', '=', kind);
+    if (scope) filtered = filtered.where(scope);
+    filtered = whereContains(filtered, 'name', p.name);
+    filtered = whereContentTypeContains(filtered, kind, p.contentType);
+    if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
+    filtered = whereCreatedBetween(filtered, 'created_at', p);
+    return {
+      maxPageSize: deps.config.PAGE_SIZE_MAX,
+      filtered,
+      select: (qb: SelectQueryBuilder<any, any, any>) => qb.selectAll(),
+      sortColumns: FILE_SORT_COLUMNS,
+      defaultSort: 'createdAt' as const,
+      idColumn: 'id',
+      map: (row: unknown) => row as FileRow,
+      matchFirst: p.name !== undefined || p.contentType !== undefined,
+    };
+  };
   // Files and images are scoped by their uploader; rows of unknown uploaders only under `all`.
-  const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('files.created_by'));
-  if (scope) filtered = filtered.where(scope);
-  filtered = whereContains(filtered, 'name', p.name);
-  filtered = whereContains(filtered, 'content_type', p.contentType);
-  if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
-  filtered = whereCreatedBetween(filtered, 'created_at', p);
-  const page = await runPage(deps.readMany, req, {
-    maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered,
-    select: (qb) => qb.selectAll(),
-    sortColumns: FILE_SORT_COLUMNS,
-    defaultSort: 'createdAt',
-    idColumn: 'id',
-    map: (row) => row as FileRow,
-  });
-  const canLink = await mayLink(deps, auth, kind);
+  // Whether the caller may be handed links is read in the same batch.
+  const { page, extra } = await scopedPage(deps, auth, req, options, byUserColumn(sql.ref('files.created_by')), [linkStatement(auth, kind)]);
+  const canLink = heldBy(extra[0]);
   return { ...page, records: await Promise.all(page.records.map((row) => toRecord(deps, row, canLink))) };
 }
 

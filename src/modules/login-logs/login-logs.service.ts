@@ -1,10 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
 import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
+import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
@@ -34,8 +35,6 @@ async function isBroad(deps: Deps, column: 'login_name' | 'ip', text: string, no
  */
 export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPageInput) {
   const p = req.params;
-  // Rows concern the user logging in; rows with no known user only under scope `all`.
-  const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));
   const byTime = (req.sortField ?? 'createdAt') === 'createdAt';
   const prefixes = [
     ['login_name', p.loginName, true],
@@ -47,20 +46,20 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
     walkTime = true;
     for (const [column, text, nocase] of given) if (!(await isBroad(deps, column, text!, nocase))) walkTime = false;
   }
-  const build = (unindexed: boolean) => {
+  const build = (unindexed: boolean, scope: RawBuilder<boolean> | undefined) => {
     let qb = deps.db.selectFrom('login_log');
     for (const [column, text, nocase] of prefixes) qb = whereStartsWith(qb, column, text, { nocase, unindexed });
     if (p.status) qb = qb.where('status', '=', p.status);
     if (scope) qb = qb.where(scope);
     return whereCreatedBetween(qb, 'created_at', p);
   };
-  return runPage(deps.readMany, req, {
+  const options = (scope: RawBuilder<boolean> | undefined) => ({
     maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered: build(walkTime),
-    counted: build(false),
-    select: (qb) => qb.select(COLUMNS),
+    filtered: build(walkTime, scope),
+    counted: build(false, scope),
+    select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
     sortColumns: SORT,
-    defaultSort: 'createdAt',
+    defaultSort: 'createdAt' as const,
     idColumn: 'id',
     map: (r: Record<string, any>) => ({
       id: r.id as number,
@@ -78,6 +77,8 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
       createdAt: r.created_at as string,
     }),
   });
+  // Rows concern the user logging in; rows with no known user only under scope `all`.
+  return (await scopedPage(deps, auth, req, options, byUserColumn(sql.ref('login_log.user_id')))).page;
 }
 
 /**

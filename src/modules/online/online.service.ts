@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { runPage, whereContains } from '../../core/pagination.ts';
+import { whereContains } from '../../core/pagination.ts';
+import { byUserRow, scopedPage } from '../access/scoped-page.ts';
 import { isoNow } from '../../core/time.ts';
 import type { OnlinePageInput } from './online.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
@@ -14,35 +15,37 @@ const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`
 
 /** Live sessions only (not revoked, not expired) of users in the caller's data scope, with their login name. */
 export async function pageOnline(deps: Deps, auth: AuthUser, req: OnlinePageInput) {
-  let filtered = deps.db
-    .selectFrom('sessions as s')
-    .innerJoin('users as u', 'u.id', 's.user_id')
-    .where('s.revoked_at', 'is', null)
-    .where('s.expires_at', '>', isoNow(deps.clock));
-  const scope = scopeFilter(await callerScope(deps, auth), auth.userId, sql.ref('u.org_id'), sql.ref('u.id'));
-  if (scope) filtered = filtered.where(scope);
-  filtered = whereContains(filtered, 'u.login_name', req.params.loginName);
-  filtered = whereContains(filtered, 's.ip', req.params.ip);
-  return runPage(deps.readMany, req, {
-    maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered,
-    select: (qb) =>
-      qb.select(['s.id', 's.user_id', 'u.login_name', 's.ip', 's.user_agent', 's.browser', 's.os', 's.login_at', 's.expires_at']),
-    sortColumns: SORT,
-    defaultSort: 'loginAt',
-    idColumn: 's.id',
-    map: (r: Record<string, any>) => ({
-      sessionId: r.id as string,
-      userId: r.user_id as number,
-      loginName: r.login_name as string,
-      ip: r.ip as string,
-      userAgent: r.user_agent as string,
-      browser: r.browser as string,
-      os: r.os as string,
-      loginAt: r.login_at as string,
-      expiresAt: r.expires_at as string,
-    }),
-  });
+  const options = (scope: RawBuilder<boolean> | undefined) => {
+    let filtered = deps.db
+      .selectFrom('sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .where('s.revoked_at', 'is', null)
+      .where('s.expires_at', '>', isoNow(deps.clock));
+    if (scope) filtered = filtered.where(scope);
+    filtered = whereContains(filtered, 'u.login_name', req.params.loginName);
+    filtered = whereContains(filtered, 's.ip', req.params.ip);
+    return {
+      maxPageSize: deps.config.PAGE_SIZE_MAX,
+      filtered,
+      select: (qb: SelectQueryBuilder<any, any, any>) =>
+        qb.select(['s.id', 's.user_id', 'u.login_name', 's.ip', 's.user_agent', 's.browser', 's.os', 's.login_at', 's.expires_at']),
+      sortColumns: SORT,
+      defaultSort: 'loginAt' as const,
+      idColumn: 's.id',
+      map: (r: Record<string, any>) => ({
+        sessionId: r.id as string,
+        userId: r.user_id as number,
+        loginName: r.login_name as string,
+        ip: r.ip as string,
+        userAgent: r.user_agent as string,
+        browser: r.browser as string,
+        os: r.os as string,
+        loginAt: r.login_at as string,
+        expiresAt: r.expires_at as string,
+      }),
+    };
+  };
+  return (await scopedPage(deps, auth, req, options, byUserRow(sql.ref('u.org_id'), sql.ref('u.id')))).page;
 }
 
 /**

@@ -1,15 +1,17 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
-import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
-import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
+import { callerScope, rowOfUserInScope } from '../access/data-scope.ts';
+import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
 
 /** Rows concern their operator; rows with no known operator only under scope `all`. */
-const opScope = async (deps: Deps, auth: AuthUser) => userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('op_log.operator_id'));
+const OP_SCOPE = byUserColumn(sql.ref('op_log.operator_id'));
+const opScope = async (deps: Deps, auth: AuthUser) => OP_SCOPE(await callerScope(deps, auth), auth.userId);
 
 const SORT = {
   createdAt: 'created_at',
@@ -46,23 +48,25 @@ function toOpLog(r: Selectable<OpLogTable>): OpLog {
 
 export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput) {
   const p = req.params;
-  let filtered = deps.db.selectFrom('op_log');
-  const scope = await opScope(deps, auth);
-  if (scope) filtered = filtered.where(scope);
-  if (p.module) filtered = filtered.where('module', '=', p.module);
-  if (p.action) filtered = filtered.where('action', '=', p.action);
-  filtered = whereStartsWith(filtered, 'operator_name', p.operatorName, { nocase: true });
-  if (p.status !== undefined) filtered = filtered.where('status', '=', p.status);
-  filtered = whereCreatedBetween(filtered, 'created_at', p);
-  return runPage(deps.readMany, req, {
-    maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered,
-    select: (qb) => qb.select(COLUMNS),
-    sortColumns: SORT,
-    defaultSort: 'createdAt',
-    idColumn: 'id',
-    map: (r: Selectable<OpLogTable>) => toOpLog(r),
-  });
+  const options = (scope: RawBuilder<boolean> | undefined) => {
+    let filtered = deps.db.selectFrom('op_log');
+    if (scope) filtered = filtered.where(scope);
+    if (p.module) filtered = filtered.where('module', '=', p.module);
+    if (p.action) filtered = filtered.where('action', '=', p.action);
+    filtered = whereStartsWith(filtered, 'operator_name', p.operatorName, { nocase: true });
+    if (p.status !== undefined) filtered = filtered.where('status', '=', p.status);
+    filtered = whereCreatedBetween(filtered, 'created_at', p);
+    return {
+      maxPageSize: deps.config.PAGE_SIZE_MAX,
+      filtered,
+      select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
+      sortColumns: SORT,
+      defaultSort: 'createdAt' as const,
+      idColumn: 'id',
+      map: (r: Selectable<OpLogTable>) => toOpLog(r),
+    };
+  };
+  return (await scopedPage(deps, auth, req, options, OP_SCOPE)).page;
 }
 
 export async function opLogDetail(deps: Deps, auth: AuthUser, id: number) {

@@ -8,7 +8,7 @@ import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
 import { idList } from '../../db/id-list.ts';
 import { accessWrite } from '../access/access-write.ts';
-import { callerScope, orgInScope, scopeAll } from '../access/data-scope.ts';
+import { callerScope, orgInScope, scopeAll, scopeOrgs } from '../access/data-scope.ts';
 import type { Org, OrgAddInput, OrgEditInput, OrgNode } from './orgs.schemas.ts';
 
 type OrgRow = Selectable<OrgsTable>;
@@ -52,9 +52,9 @@ async function findVisible(deps: Deps, auth: AuthUser, id: number): Promise<OrgR
 
 /** The organisations in the caller's scope, as a forest (an org whose parent is hidden is a root). */
 export async function orgTree(deps: Deps, auth: AuthUser): Promise<OrgNode[]> {
-  const scope = await callerScope(deps, auth);
+  // The scope as SQL (not read first): one statement, which on D1 travels with the auth row.
   let q = deps.db.selectFrom('orgs').select(COLUMNS);
-  if (!scope.all) q = q.where('id', 'in', idList(scope.orgIds));
+  if (!knownSuperAdmin(auth)) q = q.where(sql<boolean>`(${scopeAll(auth.userId)} OR orgs.id IN ${scopeOrgs(auth.userId)})`);
   const rows = await q.orderBy('sort').orderBy('id').execute();
   return buildTree(rows.map(toOrg)) as OrgNode[];
 }

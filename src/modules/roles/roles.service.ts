@@ -4,20 +4,21 @@ import { callerHolds, changedMenusHeldGuard, heldMenuIds } from '../access/held.
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { guardStatement } from '../../db/guards.ts';
+import { readAll } from '../../db/read-all.ts';
 import { runPage, whereContains } from '../../core/pagination.ts';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
 import { isoNow } from '../../core/time.ts';
 import { versionGuard } from '../../db/guarded-write.ts';
 import { idList, missingIds, unknownIdsMessage } from '../../db/id-list.ts';
 import { lastSuperAdminGuard } from '../access/super-admin.ts';
-import { ROLE_COLUMNS, toRole } from './role.model.ts';
+import { ROLE_SELECT, scopeOrgIdsOf, toRole, type RoleRow } from './role.model.ts';
 import type { AddRoleInput, EditRoleInput, GrantDataScopeInput, RolePageInput } from './roles.schemas.ts';
 import { accessWrite } from '../access/access-write.ts';
 import { roleAuthorityGuard } from '../access/containment.ts';
 import type { DataScopeKind } from '../../db/schema.ts';
 
 function findRole(deps: Deps, id: number) {
-  return deps.db.selectFrom('roles').select(ROLE_COLUMNS).where('id', '=', id).executeTakeFirst();
+  return deps.db.selectFrom('roles').select(ROLE_SELECT).where('id', '=', id).executeTakeFirst();
 }
 
 async function requireRole(deps: Deps, id: number) {
@@ -28,22 +29,12 @@ async function requireRole(deps: Deps, id: number) {
 
 const codeTaken = (code: string) => `code: '${code}' is already taken`;
 
-/** The custom-scope organisations of each role, for the records of a list. */
-async function scopeOrgsOf(deps: Deps, roleIds: number[]): Promise<Map<number, number[]>> {
-  const out = new Map<number, number[]>();
-  if (roleIds.length === 0) return out;
-  const rows = await deps.db.selectFrom('role_scope_org').select(['role_id', 'org_id']).where('role_id', 'in', idList(roleIds)).orderBy('org_id').execute();
-  for (const r of rows) out.set(r.role_id, [...(out.get(r.role_id) ?? []), r.org_id]);
-  return out;
+/** Roles as records: their custom-scope organisations came with them (ROLE_SELECT), no second query. */
+function withScopes(rows: (RoleRow | undefined)[]) {
+  return rows.filter((r): r is RoleRow => r !== undefined).map((r) => toRole(r, scopeOrgIdsOf(r)));
 }
 
-async function withScopes(deps: Deps, rows: Awaited<ReturnType<typeof findRole>>[]) {
-  const present = rows.filter((r): r is NonNullable<typeof r> => r !== undefined);
-  const orgs = await scopeOrgsOf(deps, present.map((r) => r.id));
-  return present.map((r) => toRole(r, orgs.get(r.id) ?? []));
-}
-
-const roleRecord = async (deps: Deps, row: NonNullable<Awaited<ReturnType<typeof findRole>>>) => (await withScopes(deps, [row]))[0]!;
+const roleRecord = (row: RoleRow) => withScopes([row])[0]!;
 
 /** One 403 for every write on a role outside the caller's authority (codes or data scope). */
 const ROLE_OUTSIDE = 'Refused: outside your authority (the role carries a permission or a data scope that you do not hold)';
@@ -86,7 +77,7 @@ export async function pageRoles(deps: Deps, req: RolePageInput) {
   return runPage(deps.readMany, req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: q,
-    select: (qb) => qb.select(ROLE_COLUMNS),
+    select: (qb) => qb.select(ROLE_SELECT),
     sortColumns: {
       id: 'roles.id',
       name: 'roles.name',
@@ -98,17 +89,17 @@ export async function pageRoles(deps: Deps, req: RolePageInput) {
     defaultSort: 'createdAt',
     idColumn: 'roles.id',
     map: (r) => r,
-  }).then(async (page) => ({ ...page, records: await withScopes(deps, page.records) }));
+  }).then(async (page) => ({ ...page, records: withScopes(page.records) }));
 }
 
 /** Every enabled role, in display order, for pickers. */
 export async function listRoles(deps: Deps) {
-  const rows = await deps.db.selectFrom('roles').select(ROLE_COLUMNS).where('status', '=', 'enabled').orderBy('sort').orderBy('id').execute();
-  return withScopes(deps, rows);
+  const rows = await deps.db.selectFrom('roles').select(ROLE_SELECT).where('status', '=', 'enabled').orderBy('sort').orderBy('id').execute();
+  return withScopes(rows);
 }
 
 export async function roleDetail(deps: Deps, id: number) {
-  return roleRecord(deps, await requireRole(deps, id));
+  return roleRecord(await requireRole(deps, id));
 }
 
 /**
@@ -145,9 +136,9 @@ export async function addRole(deps: Deps, auth: AuthUser, input: AddRoleInput) {
     { unique: codeTaken(input.code), foreignKey: unknownOrgs(deps, orgIds), outsideAuthority: ROLE_OUTSIDE },
   );
   // Looked up by code rather than insertId, which a D1 batch result does not promise.
-  const row = await deps.db.selectFrom('roles').select(ROLE_COLUMNS).where('code', '=', input.code).executeTakeFirst();
+  const row = await deps.db.selectFrom('roles').select(ROLE_SELECT).where('code', '=', input.code).executeTakeFirst();
   if (!row) throw notFound('Role not found');
-  return roleRecord(deps, row);
+  return roleRecord(row);
 }
 
 /**
@@ -161,7 +152,7 @@ export async function editRole(deps: Deps, auth: AuthUser, input: EditRoleInput)
   const scoping = input.dataScope !== undefined || input.scopeOrgIds !== undefined;
   if (scoping) await requireCode(deps, auth, 'sys:role:grantDataScope', 'dataScope');
   const dataScope = input.dataScope ?? current.data_scope;
-  const orgIds = scoping ? scopeValues(dataScope, input.scopeOrgIds ?? (dataScope === 'custom' ? (await scopeOrgsOf(deps, [input.id])).get(input.id) : [])) : [];
+  const orgIds = scoping ? scopeValues(dataScope, input.scopeOrgIds ?? (dataScope === 'custom' ? scopeOrgIdsOf(current) : [])) : [];
   if (current.code === SUPER_ADMIN_ROLE && input.code !== undefined && input.code !== current.code) {
     throw badRequest(`code: the code of the built-in ${SUPER_ADMIN_ROLE} role cannot be changed`);
   }
@@ -184,7 +175,7 @@ export async function editRole(deps: Deps, auth: AuthUser, input: EditRoleInput)
   if (scoping) queries.push(...scopeStatements(deps, input.id, dataScope, orgIds), ...roleAuthorityGuard(deps, auth, target));
   if (input.status === 'disabled') queries.push(lastSuperAdminGuard(deps));
   await accessWrite(deps, queries, { unique: codeTaken(input.code ?? ''), foreignKey: unknownOrgs(deps, orgIds), outsideAuthority: ROLE_OUTSIDE });
-  return roleRecord(deps, await requireRole(deps, input.id));
+  return roleRecord(await requireRole(deps, input.id));
 }
 
 /**
@@ -313,7 +304,11 @@ async function notHeldError(deps: Deps, auth: AuthUser, input: { roleId: number;
 }
 
 export async function ownMenus(deps: Deps, id: number): Promise<number[]> {
-  await requireRole(deps, id);
-  const rows = await deps.db.selectFrom('role_menu').select('menu_id').where('role_id', '=', id).orderBy('menu_id').execute();
+  // The role and its menus in one read (one round trip with the auth row on D1).
+  const [role, rows] = await readAll(deps, [
+    deps.db.selectFrom('roles').select('id').where('id', '=', id),
+    deps.db.selectFrom('role_menu').select('menu_id').where('role_id', '=', id).orderBy('menu_id'),
+  ]);
+  if (role.length === 0) throw notFound('Role not found');
   return rows.map((r) => r.menu_id);
 }

@@ -26,12 +26,19 @@ const FIND_USER_IN_SCOPE_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE us
   userInScope(sql.raw('?2'), sql.ref('users.id'), sql.ref('users.org_id')),
 )}`;
 
+/**
+ * The statement findUserInScope runs, for a batch. While the auth row is not known (deferred, see
+ * http/auth-gate.ts) the scope rides in the statement for everyone (it is `all` for a super admin),
+ * and the read goes out with the auth row.
+ */
+export function userInScopeStatement(auth: AuthUser, id: number) {
+  return knownSuperAdmin(auth) ? { sql: FIND_USER_SQL, parameters: [id] } : { sql: FIND_USER_IN_SCOPE_SQL, parameters: [id, auth.userId] };
+}
+
 /** The user if the caller may see them (data scope), else undefined: one cached statement (above). */
 export async function findUserInScope(deps: Deps, auth: AuthUser, id: number) {
-  // While the auth row is not known (deferred, see http/auth-gate.ts) the scope rides in the
-  // statement for everyone (it is `all` for a super admin), and the read goes out with the auth row.
-  if (knownSuperAdmin(auth)) return findUser(deps, id);
-  const [row] = await deps.read<PublicUserRow>(FIND_USER_IN_SCOPE_SQL, [id, auth.userId]);
+  const { sql, parameters } = userInScopeStatement(auth, id);
+  const [row] = await deps.read<PublicUserRow>(sql, parameters);
   return row;
 }
 
@@ -193,6 +200,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     defaultSort: 'createdAt' as const,
     idColumn: 'users.id',
     map: toUser,
+    matchFirst: p.nickName !== undefined,
   });
   // Filtered by organisations only (`orgId` and/or the scope's): served by orgsPage.
   const orgsOnly = Object.entries(p).every(([key, value]) => key === 'orgId' || value === undefined);

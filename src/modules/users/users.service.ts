@@ -11,7 +11,7 @@ import { hit, lockedFor } from '../auth/rate-limit.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles } from '../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin.ts';
 import { toUser } from './user.model.ts';
-import { findUser, findUserInScope, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
+import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
 import type { PublicUserRow } from './user.model.ts';
 import type { AddUserInput, EditUserInput } from './users.schemas.ts';
 import { accessWrite } from '../access/access-write.ts';
@@ -360,7 +360,12 @@ export async function grantRoles(deps: Deps, auth: AuthUser, input: { userId: nu
 }
 
 export async function ownRoles(deps: Deps, auth: AuthUser, id: number): Promise<number[]> {
-  await requireUser(deps, auth, id);
-  const rows = await deps.db.selectFrom('user_role').select('role_id').where('user_id', '=', id).orderBy('role_id').execute();
-  return rows.map((r) => r.role_id);
+  // The user (in the caller's scope) and their role ids in one read: one round trip with the auth
+  // row on D1. The ids are only answered when the user row says the caller may see the user.
+  const [users, rows] = await deps.readMany([
+    userInScopeStatement(auth, id),
+    deps.db.selectFrom('user_role').select('role_id').where('user_id', '=', id).orderBy('role_id').compile(),
+  ]);
+  if (!users?.length) throw notFound('User not found');
+  return (rows as { role_id: number }[]).map((r) => r.role_id);
 }

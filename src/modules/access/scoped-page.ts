@@ -1,0 +1,68 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
+import type { ReadStatement } from '../../core/ports.ts';
+import { pageStatements, type PageOptions, type PageRequest, type PageResult } from '../../core/pagination.ts';
+import { callerScope, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userColumnFilter, type CallerScope } from './data-scope.ts';
+
+/**
+ * How a page filters by data scope: given the caller's scope read beforehand (bound lists, `undefined`
+ * for `all`), or, with 'sql', as conditions on the caller's id that SQLite evaluates itself.
+ */
+export type ScopeFilter = (scope: CallerScope | 'sql', callerId: number) => RawBuilder<boolean> | undefined;
+
+/** Rows whose user column names a user in scope (log rows, files); NULL users only under `all`. */
+export const byUserColumn =
+  (userCol: RawBuilder<unknown>): ScopeFilter =>
+  (scope, callerId) =>
+    scope === 'sql'
+      ? sql<boolean>`${userCol} IN (SELECT sc_u.id FROM users sc_u WHERE ${inScopeSql(callerId, sql.ref('sc_u.org_id'), sql.ref('sc_u.id'))})`
+      : userColumnFilter(scope, callerId, userCol);
+
+/** Rows of a user whose organisation and id are columns of the page (sessions joined to users). */
+export const byUserRow =
+  (orgCol: RawBuilder<unknown>, userCol: RawBuilder<unknown>): ScopeFilter =>
+  (scope, callerId) =>
+    scope === 'sql' ? inScopeSql(callerId, orgCol, userCol) : scopeFilter(scope, callerId, orgCol, userCol);
+
+/** A user (organisation, id) in the caller's narrower scope, left to SQLite: its organisations and "self" are non-correlated subqueries, run once per statement. */
+const inScopeSql = (callerId: number, orgCol: RawBuilder<unknown>, userCol: RawBuilder<unknown>) =>
+  sql<boolean>`(${orgCol} IN ${scopeOrgs(callerId)} OR (${userCol} = ${callerId} AND ${scopeSelf(callerId)}))`;
+
+/**
+ * A page filtered by the caller's data scope, plus `extra` statements read with it (e.g. whether
+ * the caller holds a code). Where a batch is one round trip (D1) everything goes in ONE batch, which
+ * on a plain-read route also carries the deferred auth row: whether the caller's scope is `all`,
+ * the page as an `all` caller sees it gated on that (in LIMIT, see PageOptions.gate), and the page
+ * with the scope as SQL gated on the opposite; only one of the two reads rows. Elsewhere (servers,
+ * no round trips) the scope is read first and bound as lists, as the users page does.
+ */
+export async function scopedPage<S extends string, Row, R>(
+  deps: Deps,
+  auth: AuthUser,
+  req: PageRequest<S>,
+  options: (scope: RawBuilder<boolean> | undefined) => PageOptions<S, Row, R>,
+  filter: ScopeFilter,
+  extra: readonly ReadStatement[] = [],
+): Promise<{ page: PageResult<R>; extra: unknown[][] }> {
+  if (knownSuperAdmin(auth) || !deps.readMany.oneTrip) {
+    const scope = knownSuperAdmin(auth) ? undefined : filter(await callerScope(deps, auth), auth.userId);
+    const page = pageStatements(req, options(scope));
+    const rows = await deps.readMany([...page.statements, ...extra]);
+    return { page: page.finish(rows.slice(0, page.statements.length)), extra: rows.slice(page.statements.length) };
+  }
+  const all = scopeAll(auth.userId);
+  const wide = pageStatements(req, { ...options(undefined), gate: all });
+  const narrow = pageStatements(req, { ...options(filter('sql', auth.userId)), gate: sql`NOT ${all}` });
+  const [flag = [], ...rows] = await deps.readMany([
+    sql`SELECT ${all} AS all_`.compile(deps.db),
+    ...wide.statements,
+    ...narrow.statements,
+    ...extra,
+  ]);
+  const n = wide.statements.length;
+  const isAll = (flag[0] as { all_?: number } | undefined)?.all_ === 1;
+  const page = isAll ? wide.finish(rows.slice(0, n)) : narrow.finish(rows.slice(n, 2 * n));
+  return { page, extra: rows.slice(2 * n) };
+}
+
