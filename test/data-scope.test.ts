@@ -193,6 +193,33 @@ for (const runtime of RUNTIMES) {
     });
 
     describe('containment: codes and scope of the target', () => {
+      test('a role carrying a menu WITHOUT a code the caller lacks: grantRole, add and edit refuse to give or take it (403, nothing changes)', async () => {
+        // The containment guard compares codes only; this rule (roles whose menus one holds, any
+        // menu) is judged by its own guard inside the write, without a read before it.
+        const c = await caller(USER_CODES, 'all', org.a);
+        const [dir] = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IS NULL ORDER BY id LIMIT 1`)).map((r) => r.id);
+        const r = await post('/app/sysRole/add', { name: `codeless_${++seq}`, code: `codeless_${seq}` });
+        expect((await post('/app/sysRole/grantMenu', { roleId: r.data.id, menuIds: [...(await menuIds(['sys:user:page'])), dir] })).status).toBe(200);
+        const target = await user(org.a);
+        const msg = /^roleIds: you can only grant or revoke roles whose menus you hold yourself/;
+        let before = await snap();
+        for (const [path, body] of [
+          ['/app/sysUser/grantRole', { userId: target.id, roleIds: [r.data.id] }],
+          ['/app/sysUser/edit', { id: target.id, version: await version(target.id), roleIds: [r.data.id] }],
+          ['/app/sysUser/add', { loginName: `codeless_user_${++seq}`, password: PASSWORD, orgId: org.a, roleIds: [r.data.id] }],
+        ] as const) {
+          const res = await post(path, body, c.token);
+          expect(`${path} ${res.status} ${res.json.msg}`).toMatch(new RegExp(`^${path} 403 ${msg.source.slice(1)}`));
+          expect(await snap()).toBe(before);
+        }
+        // Taking it away is refused too.
+        expect((await post('/app/sysUser/grantRole', { userId: target.id, roleIds: [r.data.id] })).status).toBe(200);
+        before = await snap();
+        const taken = await post('/app/sysUser/grantRole', { userId: target.id, roleIds: [] }, c.token);
+        expect(`${taken.status} ${taken.json.msg}`).toMatch(/^403 roleIds: you can only grant or revoke roles/);
+        expect(await snap()).toBe(before);
+      });
+
       // Every write on a user, against a target holding a code the caller lacks.
       const OPS: [string, (id: number, roleId: number) => Promise<[string, unknown]>][] = [
         ['edit', async (id) => ['/app/sysUser/edit', { id, version: await version(id), nickName: 'x' }]],

@@ -1,16 +1,18 @@
 /**
  * The "part of" searches (users nickName, files name and contentType) answer exactly what a plain
  * `column LIKE '%text%' ESCAPE '\'` answers — same records, same order, same total — whichever
- * path the page takes (few matches sorted, many matches walked in sort order, deep pages, the
- * content-type walk over distinct values or its fallback), on bun:sqlite and on D1. The oracle is
+ * path the page takes (the page among the first PROBE_ROWS of the sort order: walked; not: every
+ * match collected and sorted; deeper pages: the plain walk; the content-type walk over distinct
+ * values or its fallback), on bun:sqlite and on D1. The oracle is
  * that plain LIKE run on the same database, plus a JS statement of the semantics the README gives
  * (ASCII letters case-insensitive, everything else literal, `%` and `_` included).
  */
 import { describe, expect, test } from 'bun:test';
-import { FEW_MATCHES } from '../src/core/pagination.ts';
+import { PROBE_ROWS } from '../src/core/pagination.ts';
 import { CONTENT_TYPE_WALK } from '../src/modules/files/files.service.ts';
 import { perRuntime, type AnyTestApp } from './support/app.ts';
 import { upload } from './support/files.ts';
+import { userWithCodes } from './support/rbac.ts';
 
 let t: AnyTestApp;
 let admin: string;
@@ -24,7 +26,8 @@ perRuntime((app, token) => {
 const TRICKY = ['100% sure', '100_percent', 'a_b%c', 'back\\slash', "O'Brien", 'say "hi"', 'Ärger', 'ärger', 'straße', 'STRASSE', '☃ snow', 'MiXeD CaSe', 'ab', 'x'];
 /** Searches: short (1–2 characters), wildcards, quotes, backslash, unicode, case, none, every. */
 const SEARCHES = ['%', '_', '\\', "'", '"', 'a', 'ab', 'A', 'ä', 'Ä', 'ß', 'ss', '☃', 'mixed case', 'MIXED', '0% s', '0_p', 'b%c', 'nothing-here', 'ember', 'Member 1', 'ember 12', 'ber 4'];
-const BULK = FEW_MATCHES + 150;
+const BULK = PROBE_ROWS + 150;
+const OLD = 300;
 
 /** ASCII letters fold, nothing else does (SQLite's LIKE without ICU). */
 const fold = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
@@ -50,7 +53,7 @@ async function plainLike(table: string, where: string, column: string, text: str
 
 function suite() {
   describe('users nickName', () => {
-    test('seed: tricky nick names and more than FEW_MATCHES "Member n"', async () => {
+    test('seed: tricky nick names, more than PROBE_ROWS "Member n", the oldest users "Oldtimer n"', async () => {
       // Straight into the table (1,150 users through the API would take minutes on D1).
       await t.exec(
         `INSERT INTO users (login_name, password_hash, nick_name, status, created_at, updated_at)
@@ -58,6 +61,12 @@ function suite() {
                 strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (value % 97) || ' hours'), '2026-01-01T00:00:00.000Z'
          FROM json_each(?)`,
         JSON.stringify(Array.from({ length: BULK }, (_, i) => i + 1)),
+      );
+      await t.exec(
+        `INSERT INTO users (login_name, password_hash, nick_name, status, created_at, updated_at)
+         SELECT 'old' || value, 'x', 'Oldtimer ' || value, 'enabled', strftime('%Y-%m-%dT%H:%M:%fZ', '2020-01-01', '+' || value || ' minutes'), '2020-01-01T00:00:00.000Z'
+         FROM json_each(?)`,
+        JSON.stringify(Array.from({ length: OLD }, (_, i) => i + 1)),
       );
       for (const [i, nick] of TRICKY.entries()) {
         for (let k = 0; k < 3; k++) {
@@ -80,16 +89,16 @@ function suite() {
       });
     }
 
-    test('the sides of FEW_MATCHES: many matches (walked), every sort field both ways, page 2, a deep page, past the end', async () => {
-      const many = 'ember';
-      const few = 'ember 12';
-      const fewTotal = (await plainLike('users', '1', 'nick_name', few, 'id', 1, 0)).total;
-      const manyTotal = (await plainLike('users', '1', 'nick_name', many, 'id', 1, 0)).total;
-      expect(fewTotal).toBeGreaterThan(10);
-      expect(fewTotal).toBeLessThanOrEqual(FEW_MATCHES);
-      expect(manyTotal).toBeGreaterThan(FEW_MATCHES);
+    test('page within the first PROBE_ROWS of the order or not, many or few matches, every sort both ways, deep pages, past the end', async () => {
+      // Many matches everywhere; a few, spread; many, all at the oldest end.
+      const texts = ['ember', 'ember 12', 'ldtimer'];
+      const totals = new Map<string, number>();
+      for (const text of texts) totals.set(text, (await plainLike('users', '1', 'nick_name', text, 'id', 1, 0)).total);
+      expect(totals.get('ember')!).toBeGreaterThan(PROBE_ROWS);
+      expect(totals.get('ember 12')!).toBeLessThan(200);
+      expect(totals.get('ldtimer')).toBe(OLD);
       const sorts: [string, string][] = [['createdAt', 'created_at'], ['loginName', 'login_name'], ['nickName', 'nick_name'], ['id', 'id'], ['updatedAt', 'updated_at']];
-      for (const text of [few, many]) {
+      for (const text of texts) {
         for (const [field, column] of sorts) {
           for (const dir of ['asc', 'desc'] as const) {
             for (const pageNo of [1, 2]) {
@@ -100,18 +109,25 @@ function suite() {
           }
         }
       }
-      // Offset ≥ 1000 (the deferred join) over many matches.
-      const deep = await page('/app/sysUser/page', { params: { nickName: many }, pageNo: 101, pageSize: 10 });
-      const wantDeep = await plainLike('users', '1', 'nick_name', many, 'created_at DESC, id DESC', 10, 1000);
-      expect({ ids: deep.records.map((r) => r.id), total: deep.total }).toEqual(wantDeep);
-      // Past the end: no records, the total still right, on both sides.
-      for (const text of [few, many]) {
-        const past = await page('/app/sysUser/page', { params: { nickName: text }, pageNo: 1000, pageSize: 100 });
-        expect(past.records).toEqual([]);
-        expect(past.total).toBe(text === few ? fewTotal : manyTotal);
+      // Offset 1000 (the deferred join) inside the probe's reach, and a page beyond it (the plain walk).
+      for (const [pageNo, pageSize] of [[51, 20], [101, 20], [21, 100]] as const) {
+        for (const text of texts) {
+          const got = await page('/app/sysUser/page', { params: { nickName: text }, pageNo, pageSize });
+          const want = await plainLike('users', '1', 'nick_name', text, 'created_at DESC, id DESC', pageSize, (pageNo - 1) * pageSize);
+          expect({ text, pageNo, ids: got.records.map((r) => r.id), total: got.total }).toEqual({ text, pageNo, ...want });
+        }
+      }
+      // Past the end: no records, the total still right.
+      for (const text of texts) {
+        const past = await page('/app/sysUser/page', { params: { nickName: text }, pageNo: 19, pageSize: 100 });
+        const want = await plainLike('users', '1', 'nick_name', text, 'created_at DESC, id DESC', 100, 1800);
+        expect({ text, ids: past.records.map((r) => r.id), total: past.total }).toEqual({ text, ...want });
+        const far = await page('/app/sysUser/page', { params: { nickName: text }, pageNo: 1000, pageSize: 100 });
+        expect(far.records).toEqual([]);
+        expect(far.total).toBe(totals.get(text)!);
       }
       // searchCount false: total 0, the same records.
-      for (const text of [few, many]) {
+      for (const text of texts) {
         const got = await page('/app/sysUser/page', { params: { nickName: text }, searchCount: false });
         expect(got.total).toBe(0);
         expect(got.records.map((r) => r.id)).toEqual((await plainLike('users', '1', 'nick_name', text, 'created_at DESC, id DESC', 10, 0)).ids);
@@ -146,7 +162,7 @@ function suite() {
   describe('files name and contentType', () => {
     const kinds = async (kind: string) => (await t.row<{ n: number }>(`SELECT count(DISTINCT content_type) AS n FROM files WHERE kind = ?`, kind))!.n;
 
-    test('seed: tricky names and types, more than FEW_MATCHES "report" files, a few images', async () => {
+    test('seed: tricky names and types, more than PROBE_ROWS "report" files, a few images', async () => {
       const ids = JSON.stringify(Array.from({ length: BULK }, (_, i) => i + 1));
       await t.exec(`INSERT INTO blobs (sha256, size, ref_count, created_at) SELECT printf('%064x', value), 1, 1, '2026-01-01T00:00:00.000Z' FROM json_each(?)`, ids);
       await t.exec(
@@ -197,6 +213,20 @@ function suite() {
       await checkAll();
       const got = await page('/app/sysFile/page', { params: { contentType: 'x-type11' }, pageSize: 100 });
       expect(got.total).toBe(11); // x-type11 and x-type110..x-type119
+    });
+
+    test('every filter at once, a caller of scope "self", offset 1000: one statement within D1\'s 100 bound values, same answer as plain LIKE', async () => {
+      const reader = await userWithCodes(t, admin, ['sys:file:page']);
+      await t.exec(`UPDATE roles SET data_scope = 'self' WHERE id = ?`, reader.roleId);
+      await t.exec(`UPDATE files SET created_by = ? WHERE id % 2 = 0`, reader.userId);
+      const params = { name: 'report', contentType: 'application/pdf', extension: 'pdf', createdFrom: '2025-01-01', createdTo: '2026-12-31T00:00:00.000Z' };
+      const where = `kind = 'file' AND created_by = ? AND extension = 'pdf' AND created_at >= '2025-01-01T00:00:00.000Z' AND created_at <= '2026-12-31T00:00:00.000Z' AND content_type LIKE '%application/pdf%'`;
+      for (const [pageNo, pageSize] of [[1, 10], [3, 100], [101, 10], [1001, 1]] as const) {
+        const r = await t.call('POST', '/app/sysFile/page', { token: reader.token, body: { params, pageNo, pageSize } });
+        expect(r.status).toBe(200);
+        const want = await plainLike('files', where, 'name', 'report', 'created_at DESC, id DESC', pageSize, (pageNo - 1) * pageSize, reader.userId);
+        expect({ pageNo, ids: r.data.records.map((x: { id: number }) => x.id), total: r.data.total }).toEqual({ pageNo, ...want });
+      }
     });
 
     test('a content type whose last record is deleted is no longer found; a new one is found at once', async () => {

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { ReadMany, ReadStatement } from './ports.ts';
+import { MAX_BOUND_PARAMS, type ReadMany, type ReadStatement } from './ports.ts';
 import { badRequest } from './errors.ts';
 
 /**
@@ -130,25 +130,27 @@ export interface PageOptions<S extends string, Row, R> {
    */
   gate?: RawBuilder<unknown>;
   /**
-   * The filters include a part-of search (`LIKE '%…%'`), which no index can seek: SQLite tests it
-   * on every entry of the index it walks. Set, the page is ONE statement that first collects up to
-   * FEW_MATCHES + 1 matching ids (over the narrowest index that serves the filters), then:
-   * - at most FEW_MATCHES: those are all the matches, so the page sorts them and the total is
-   *   their number (one walk of a narrow index, whether the rows come first or last in the sort);
-   * - more: the page walks the sort order as usual (it meets a match at least every few hundred
-   *   rows on average) and the total is the usual count.
-   * Without it a rare match walked the whole sort index reading every row (~35 ms over 100k
-   * users) and then the count walked the filter's index again.
+   * `filtered` without its part-of searches, when it has any. A part-of search (`LIKE '%…%'`)
+   * cannot seek an index: SQLite tests it
+   * on every entry of the index it walks, so a page that walks the sort order reads every row when
+   * the matches are few or lie far down that order (~35 ms over 100k users), and the count then
+   * tests every entry of the filter's index again (~8 ms). Set (and the page lies within the first
+   * PROBE_ROWS of the order), the page is ONE statement that first probes the first PROBE_ROWS
+   * rows of this query's sort order (rowids from the sort index, each row read and tested):
+   * - the page is among them: it walks the sort order as usual (it stops within those rows) and
+   *   the total is the usual count — one walk of the filter's index;
+   * - it is not: the matches are few or far: it collects every matching id over the filter's index
+   *   (that one walk), sorts them for the page, and their number is the total.
    */
-  matchFirst?: boolean;
+  matchFirst?: SelectQueryBuilder<any, any, any>;
   /** The count's own condition, when it differs from the rows' (default: gate). */
   countGate?: RawBuilder<unknown>;
   /** The count comes from elsewhere (e.g. read with the caller's scope): no count statement; finish() takes its row (`n`) second, as always. */
   countedElsewhere?: boolean;
 }
 
-/** Matches up to which a part-of search sorts its matches instead of walking the sort order. */
-export const FEW_MATCHES = 1000;
+/** Rows of the sort order a part-of search probes before it collects every match instead (PageOptions.matchFirst). */
+export const PROBE_ROWS = 2000;
 
 /** A page query as statements (rows, then the count when asked) and how to read their results. */
 export interface PageStatements<R> {
@@ -187,8 +189,9 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
     pages: req.searchCount ? Math.ceil(total / req.pageSize) : 0,
     searchCount: req.searchCount,
   });
-  if (opts.matchFirst) {
-    const statement = matchFirstStatement(req, opts, { gated, rowsQuery, countQuery, offset });
+  const statement = opts.matchFirst && offset + req.pageSize <= PROBE_ROWS ? matchFirstStatement(req, opts, { gated, rowsQuery, countQuery, offset }) : undefined;
+  // It repeats the filters in each part: with many of them it could bind more than D1 allows.
+  if (statement && statement.parameters.length <= MAX_BOUND_PARAMS) {
     return {
       statements: [statement],
       finish: ([rows = []]) => {
@@ -220,11 +223,13 @@ function joinSql(parts: (string | ReadStatement)[]): ReadStatement {
 
 /**
  * The page of PageOptions.matchFirst as one statement (SQLite evaluates a MATERIALIZED CTE once):
- *   WITH m(id) = up to FEW+1 matching ids, k(n) = their number,
- *        t(total) = n when n ≤ FEW, else the count (0 without searchCount)
- *   SELECT page rows, total FROM t LEFT JOIN (sorted matches [n ≤ FEW] UNION ALL sort walk [n > FEW])
- * Each branch's LIMIT is 0 unless its case holds; SQLite evaluates a LIMIT once, before the loop,
- * so the branch not taken reads nothing. The outer join keeps the total on a page past the end.
+ *   WITH probe(n) = matches among the first PROBE_ROWS rows of the sort order, at most `need`
+ *        (offset + pageSize); near = n reached `need`,
+ *        m(id) = every matching id, only when not near,
+ *        t(total) = near ? the count : the number of m (0 without searchCount)
+ *   SELECT page rows, total FROM t LEFT JOIN (sorted m [not near] UNION ALL sort walk [near])
+ * Each part's LIMIT is 0 unless its case holds; SQLite evaluates a LIMIT once, before the loop,
+ * so the part not taken reads nothing. The outer join keeps the total on a page past the end.
  */
 function matchFirstStatement<S extends string, Row, R>(
   req: PageRequest<S>,
@@ -239,26 +244,36 @@ function matchFirstStatement<S extends string, Row, R>(
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
   const sortExpr: RawBuilder<unknown> = typeof column === 'string' ? sql`${sql.ref(column)}` : column;
   const id = sql.ref(opts.idColumn);
-  const few = sql<number>`(SELECT n FROM k) <= ${sql.lit(FEW_MATCHES)}`;
-  const when = (cond: RawBuilder<unknown>) => sql<number>`CASE WHEN ${cond} THEN ${parts.gated(req.pageSize)} ELSE 0 END`;
+  const need = parts.offset + req.pageSize;
+  const near = sql<number>`(SELECT n FROM probe) >= ${sql.lit(need)}`;
+  const when = (cond: RawBuilder<unknown>, n: number) => sql<number>`CASE WHEN ${cond} THEN ${parts.gated(n)} ELSE 0 END`;
   const keyed = (qb: SelectQueryBuilder<any, any, any>) => qb.select([sortExpr.as('__sort'), id.as('__id')]);
-  const ids = opts.filtered.select(id.as('id')).limit(parts.gated(FEW_MATCHES + 1));
+  const top = opts.matchFirst!
+    .select(id.as('id'))
+    .orderBy(sortExpr, req.sortOrder)
+    .orderBy(id, req.sortOrder)
+    .limit(parts.gated(PROBE_ROWS));
+  const probe = opts.filtered.select(sql.lit(1).as('hit')).where(id, 'in', top).limit(need);
+  const all = opts.filtered.select(id.as('id')).limit(when(sql`NOT ${near}`, -1));
   // The matches, sorted: unary plus keeps the planner from walking the sort index to find them.
   const sorted = keyed(opts.select(opts.filtered.where(id, 'in', sql`(SELECT id FROM m)`)))
     .orderBy(sql`+${sortExpr}`, req.sortOrder)
     .orderBy(sql`+${id}`, req.sortOrder)
-    .limit(when(few))
+    .limit(when(sql`NOT ${near}`, req.pageSize))
     .offset(parts.offset);
-  const walked = keyed(parts.rowsQuery(when(sql`NOT ${few}`)));
-  const counted = (opts.gate ? parts.countQuery.limit(parts.gated(1)) : parts.countQuery).compile();
-  const total = req.searchCount ? ['CASE WHEN n <= ', String(FEW_MATCHES), ' THEN n ELSE (', counted, ') END'] : ['0'];
+  const walked = keyed(parts.rowsQuery(when(near, req.pageSize)));
+  // In LIMIT too: SQLite evaluates an uncorrelated subquery up front, even in a CASE arm not taken.
+  const counted = parts.countQuery.limit(when(near, 1)).compile();
+  const total = req.searchCount ? ['CASE WHEN n >= ', String(need), ' THEN (', counted, ') ELSE (SELECT count(*) FROM m) END'] : ['0'];
   const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
   return joinSql([
-    'WITH m(id) AS MATERIALIZED (',
-    ids.compile(),
-    '), k(n) AS MATERIALIZED (SELECT count(*) FROM m), t(total) AS MATERIALIZED (SELECT ',
+    'WITH probe(n) AS MATERIALIZED (SELECT count(*) FROM (',
+    probe.compile(),
+    ')), m(id) AS MATERIALIZED (',
+    all.compile(),
+    '), t(total) AS MATERIALIZED (SELECT ',
     ...total,
-    ' FROM k) SELECT p.*, t.total AS __total FROM t LEFT JOIN (SELECT * FROM (',
+    ' FROM probe) SELECT p.*, t.total AS __total FROM t LEFT JOIN (SELECT * FROM (',
     sorted.compile(),
     ') UNION ALL SELECT * FROM (',
     walked.compile(),

@@ -1,6 +1,7 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { guardedWrite, type WriteErrors } from '../../db/guarded-write.ts';
+import { AppError } from '../../core/errors.ts';
 
 export interface AccessErrors extends WriteErrors {
   /** The out_of_scope guard failed: the 404 to answer (the record is invisible to the caller). */
@@ -21,4 +22,21 @@ export function accessWrite(deps: Deps, queries: CompiledQuery[], errors: Access
   if (errors.outsideAuthority) messages.outside_authority = errors.outsideAuthority;
   if (errors.inUse) messages.org_in_use = errors.inUse;
   return guardedWrite(deps, queries, { ...errors, messages });
+}
+
+/**
+ * A write whose batch guards enforce every rule its early checks (`explain`) test, so it needs no
+ * read before it (on D1: auth + the batch, 2 round trips). Only when the batch is refused do the
+ * early checks run, on the state the refused batch saw (it changed nothing), to give the answer the
+ * request always got: the first rule broken, in their order, with its precise message. If they all
+ * pass (the state changed in between) the batch's own answer stands. Containment stays inside the
+ * write: what decides is the batch, never the checks after it.
+ */
+export async function explainedWrite<T>(write: () => Promise<T>, explain: () => Promise<unknown>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof AppError && err.status < 500) await explain();
+    throw err;
+  }
 }

@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { authSettled, type AuthUser } from '../../core/caller.ts';
 import { forbidden } from '../../core/errors.ts';
@@ -85,6 +85,32 @@ export async function assertMayGrantRoles(deps: Deps, auth: AuthUser, changed: r
   throw forbidden(
     `roleIds: you can only grant or revoke roles whose menus you hold yourself; not allowed: role${ids.length === 1 ? '' : 's'} ${idsShown(ids)}`,
   );
+}
+
+/**
+ * Guard (none for a super admin) for assertMayGrantRoles's rule, inside the write's batch before its
+ * grants: a role added to or removed from `user`'s set (`user` an SQL value; NULL for a user not
+ * written yet, who holds nothing) that carries a menu the caller does not hold fails the batch.
+ */
+export function changedRolesHeldGuard(deps: Deps, auth: AuthUser, user: RawBuilder<unknown>, roleIds: readonly number[]): CompiledQuery[] {
+  if (auth.isSuperAdmin) return [];
+  const list = JSON.stringify(roleIds);
+  const current = sql`(SELECT gur.role_id FROM user_role gur WHERE gur.user_id = ${user})`;
+  return [
+    guardStatement(
+      deps.db,
+      'outside_authority',
+      sql`EXISTS (SELECT 1 FROM role_menu grm WHERE grm.menu_id NOT IN ${heldMenuIds(auth.userId)} AND grm.role_id IN (
+        SELECT gj.value FROM json_each(${list}) gj WHERE gj.value NOT IN ${current}
+        UNION ALL SELECT gc.role_id FROM user_role gc WHERE gc.user_id = ${user} AND gc.role_id NOT IN (SELECT value FROM json_each(${list}))))`,
+    ),
+  ];
+}
+
+/** Guard (none for a super admin): the caller holds `code` when the batch runs (what callerHolds answers early). */
+export function holdsGuard(deps: Deps, auth: AuthUser, code: PermissionCode): CompiledQuery[] {
+  if (auth.isSuperAdmin) return [];
+  return [guardStatement(deps.db, 'outside_authority', sql`NOT ${sql.raw(holdsCodeSql(String(Number(auth.userId)), `'${code.replaceAll("'", "''")}'`))}`)];
 }
 
 /** Roles added or removed when a user's set becomes `next`. */

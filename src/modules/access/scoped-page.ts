@@ -60,9 +60,11 @@ export async function scopedPage<S extends string, Row, R>(
     ...narrow.statements,
     ...extra,
   ]);
+  // The two may differ in length (a part-of search is one statement unless its filters bind too many values).
   const n = wide.statements.length;
+  const m = narrow.statements.length;
   const isAll = (flag[0] as { all_?: number } | undefined)?.all_ === 1;
-  const page = isAll ? wide.finish(rows.slice(0, n)) : narrow.finish(rows.slice(n, 2 * n));
-  return { page, extra: rows.slice(2 * n) };
+  const page = isAll ? wide.finish(rows.slice(0, n)) : narrow.finish(rows.slice(n, n + m));
+  return { page, extra: rows.slice(n + m) };
 }
 

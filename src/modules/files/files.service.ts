@@ -256,14 +256,17 @@ function whereContentTypeContains<QB extends SelectQueryBuilder<any, any, any>>(
   if (text === undefined) return qb;
   const pattern = containsPattern(text);
   const walk = sql.lit(CONTENT_TYPE_WALK);
+  // A literal (one of two fixed words): the page repeats this filter in several parts of one
+  // statement, and D1 binds at most 100 values per statement.
+  const k = sql.lit(kind);
   return qb.where(sql<boolean>`content_type IN (
     WITH RECURSIVE types(v, n) AS (
-      SELECT (SELECT min(content_type) FROM files WHERE kind = ${kind}), 1
+      SELECT (SELECT min(content_type) FROM files WHERE kind = ${k}), 1
       UNION ALL
-      SELECT (SELECT min(content_type) FROM files WHERE kind = ${kind} AND content_type > v), n + 1 FROM types WHERE v IS NOT NULL AND n < ${walk})
+      SELECT (SELECT min(content_type) FROM files WHERE kind = ${k} AND content_type > v), n + 1 FROM types WHERE v IS NOT NULL AND n < ${walk})
     SELECT v FROM types WHERE v LIKE ${pattern} ESCAPE '\\'
     UNION ALL
-    SELECT v FROM (SELECT DISTINCT content_type AS v FROM files WHERE kind = ${kind} AND content_type LIKE ${pattern} ESCAPE '\\'
+    SELECT v FROM (SELECT DISTINCT content_type AS v FROM files WHERE kind = ${k} AND content_type LIKE ${pattern} ESCAPE '\\'
       LIMIT CASE WHEN EXISTS (SELECT 1 FROM types WHERE v IS NULL) THEN 0 ELSE -1 END))`) as QB;
 }
 
@@ -272,10 +275,11 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
   const options = (scope: RawBuilder<boolean> | undefined) => {
     let filtered = deps.db.selectFrom('files').where('kind', '=', kind);
     if (scope) filtered = filtered.where(scope);
-    filtered = whereContains(filtered, 'name', p.name);
-    filtered = whereContentTypeContains(filtered, kind, p.contentType);
     if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
     filtered = whereCreatedBetween(filtered, 'created_at', p);
+    const unsearched = filtered;
+    filtered = whereContains(filtered, 'name', p.name);
+    filtered = whereContentTypeContains(filtered, kind, p.contentType);
     return {
       maxPageSize: deps.config.PAGE_SIZE_MAX,
       filtered,
@@ -284,7 +288,7 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
       defaultSort: 'createdAt' as const,
       idColumn: 'id',
       map: (row: unknown) => row as FileRow,
-      matchFirst: p.name !== undefined || p.contentType !== undefined,
+      matchFirst: p.name !== undefined || p.contentType !== undefined ? unsearched : undefined,
     };
   };
   // Files and images are scoped by their uploader; rows of unknown uploaders only under `all`.

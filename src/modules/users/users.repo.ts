@@ -110,7 +110,8 @@ const USERS_SCOPE_SQL = `WITH s AS MATERIALIZED (${CALLER_SCOPE_SQL})
 /** "That organisation and everything below it" (the page's `orgId`), as a subquery; bound through `+` (no STAT4 re-planning). */
 const orgAndBelow = (orgId: number) => sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${orgId})`;
 
-type PageOptionsOf = (filteredRows: Query, countedRows: Query) => PageOptions<keyof typeof SORT_COLUMNS, any, User>;
+/** The page's options over these rows (`unsearched`: the same without the part-of search, for PageOptions.matchFirst). */
+type PageOptionsOf = (filteredRows: Query, countedRows: Query, unsearched?: Query) => PageOptions<keyof typeof SORT_COLUMNS, any, User>;
 
 /** How to read a page of users of many organisations: walk the sort order and keep the matches, or read their org-index entries and sort. */
 type Plan = 'walk' | 'sort';
@@ -172,7 +173,7 @@ function hintsOf(deps: Deps): Map<number, Plan> {
  */
 export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
   const p = req.params;
-  const filtered = (callerSees: CallerScope | undefined, unindexed = false) => {
+  const filtered = (callerSees: CallerScope | undefined, unindexed = false, search = true) => {
     let q: Query = deps.db.selectFrom('users');
     const scope = callerSees && scopeFilter(callerSees, auth.userId, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
     if (scope) q = q.where(scope);
@@ -180,7 +181,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
     // the nick name is free text and matches anywhere.
     q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
-    q = whereContains(q, 'users.nick_name', p.nickName);
+    if (search) q = whereContains(q, 'users.nick_name', p.nickName);
     q = whereStartsWith(q, 'users.phone', p.phone);
     if (p.status) q = q.where('users.status', '=', p.status);
     const roleId = p.roleId;
@@ -191,7 +192,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     }
     return whereCreatedBetween(q, 'users.created_at', p);
   };
-  const options: PageOptionsOf = (filteredRows, countedRows) => ({
+  const options: PageOptionsOf = (filteredRows, countedRows, unsearched) => ({
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: filteredRows,
     counted: countedRows,
@@ -200,13 +201,13 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     defaultSort: 'createdAt' as const,
     idColumn: 'users.id',
     map: toUser,
-    matchFirst: p.nickName !== undefined,
+    matchFirst: p.nickName !== undefined ? unsearched : undefined,
   });
   // Filtered by organisations only (`orgId` and/or the scope's): served by orgsPage.
   const orgsOnly = Object.entries(p).every(([key, value]) => key === 'orgId' || value === undefined);
   // The page as a caller of scope `all` sees it (on the condition `gate`, when given).
   const unscoped = (gate?: RawBuilder<unknown>) =>
-    orgsOnly && p.orgId !== undefined ? orgsPage(deps, req, options, orgAndBelow(p.orgId), { gate }) : pageStatements(req, { ...options(filtered(undefined), filtered(undefined)), gate });
+    orgsOnly && p.orgId !== undefined ? orgsPage(deps, req, options, orgAndBelow(p.orgId), { gate }) : pageStatements(req, { ...options(filtered(undefined), filtered(undefined), filtered(undefined, false, false)), gate });
   const run = async (page: PageStatements<User>) => page.finish(await deps.readMany(page.statements));
   // A known super admin: the page, unfiltered.
   if (knownSuperAdmin(auth)) return run(unscoped());
@@ -244,5 +245,5 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   // A scope with many users is served best by walking the sort order and filtering (the first page
   // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
   // at most BROAD rows. The size (users of the scope's organisations, from their counts) tells which.
-  return run(pageStatements(req, options(filtered(callerSees, size >= BROAD), filtered(callerSees, false))));
+  return run(pageStatements(req, options(filtered(callerSees, size >= BROAD), filtered(callerSees, false), filtered(callerSees, size >= BROAD, false))));
 }

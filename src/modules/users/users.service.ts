@@ -8,13 +8,13 @@ import { versionGuard } from '../../db/guarded-write.ts';
 import { idList, missingIds, unknownIdsMessage } from '../../db/id-list.ts';
 import { NAME_RULE } from '../auth/login.service.ts';
 import { hit, lockedFor } from '../auth/rate-limit.ts';
-import { assertMayGrantRoles, callerHolds, changedRoles } from '../access/held.ts';
+import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin.ts';
 import { toUser } from './user.model.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
 import type { PublicUserRow } from './user.model.ts';
 import type { AddUserInput, EditUserInput } from './users.schemas.ts';
-import { accessWrite } from '../access/access-write.ts';
+import { accessWrite, explainedWrite } from '../access/access-write.ts';
 import { userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../access/containment.ts';
 import { orgInScope, scopeAll, userInScope } from '../access/data-scope.ts';
 
@@ -34,9 +34,7 @@ export const USER_OUTSIDE =
 /** A user's organisation must exist (400) and lie in the caller's data scope (403). */
 async function assertOrgAssignable(deps: Deps, auth: AuthUser, orgId: number | null) {
   if (auth.isSuperAdmin) {
-    if (orgId !== null && !(await deps.db.selectFrom('orgs').select('id').where('id', '=', orgId).executeTakeFirst())) {
-      throw badRequest(`orgId: organisation ${orgId} does not exist`);
-    }
+    if (orgId !== null && !(await orgExists(deps, orgId))) throw unknownOrg(orgId);
     return;
   }
   const c = auth.userId;
@@ -93,15 +91,27 @@ export async function userDetail(deps: Deps, auth: AuthUser, id: number) {
 export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
   const { db } = deps;
   const roleIds = input.roleIds ?? [];
-  await assertMayTouchSuperAdmin(deps, auth, { roleIds }, ONLY_SUPER.add);
-  await assertMayGrantRoles(deps, auth, roleIds);
-  await assertOrgAssignable(deps, auth, input.orgId ?? null);
-  assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
+  // The early checks, each enforced by a guard (or the org's foreign key) of the batch below: they
+  // run only when the batch is refused, for its precise answer (explainedWrite).
+  const checks = async () => {
+    await assertMayTouchSuperAdmin(deps, auth, { roleIds }, ONLY_SUPER.add);
+    await assertMayGrantRoles(deps, auth, roleIds);
+    await assertOrgAssignable(deps, auth, input.orgId ?? null);
+  };
+  try {
+    assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
+  } catch (err) {
+    await checks(); // a refusal they give came first
+    throw err;
+  }
   // A taken login name is answered by the unique index (409) when the batch runs: no read before.
   const hash = await deps.hasher.hash(input.password);
   const now = isoNow(deps.clock);
+  const added = sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`;
   const queries: CompiledQuery[] = [
     ...superAdminOnly(deps, auth, { roleIds }),
+    // The new user holds nothing yet: every role granted is a change.
+    ...changedRolesHeldGuard(deps, auth, sql`NULL`, roleIds),
     db
       .insertInto('users')
       .values({
@@ -126,20 +136,27 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
         WHERE u.login_name = ${input.loginName}`.compile(db),
     );
   }
-  // After the writes: the new user is inside the caller's scope and authority (a grant racing the
-  // request, e.g. a role gaining a menu the caller lacks, fails the whole batch).
-  const added = sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`;
+  // After the writes: the new user is inside the caller's scope (which is what assertOrgAssignable
+  // asks of the organisation) and authority (a grant racing the request, e.g. a role gaining a menu
+  // the caller lacks, fails the whole batch).
   queries.push(...userStaysInScopeGuard(deps, auth, added), ...userAuthorityGuard(deps, auth, added));
   // The new row as the answer, read by the batch itself (no second round trip).
-  queries.push(userRowQuery(deps, sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`));
-  const results = await accessWrite(deps, queries, {
-    unique: loginNameTaken(input.loginName),
-    foreignKey: unknownRoles(deps, roleIds),
-    superAdminOnly: ONLY_SUPER.add,
-    outsideAuthority: USER_OUTSIDE,
-  });
+  queries.push(userRowQuery(deps, added));
+  const results = await explainedWrite(
+    () =>
+      accessWrite(deps, queries, {
+        unique: loginNameTaken(input.loginName),
+        foreignKey: async () => (input.orgId != null && !(await orgExists(deps, input.orgId)) ? unknownOrg(input.orgId) : unknownRoles(deps, roleIds)()),
+        superAdminOnly: ONLY_SUPER.add,
+        outsideAuthority: USER_OUTSIDE,
+      }),
+    checks,
+  );
   return toUser(lastRow<PublicUserRow>(results));
 }
+
+const orgExists = async (deps: Deps, orgId: number) => (await deps.db.selectFrom('orgs').select('id').where('id', '=', orgId).executeTakeFirst()) !== undefined;
+const unknownOrg = (orgId: number) => badRequest(`orgId: organisation ${orgId} does not exist`);
 
 /** The one row the last statement of a batch read (the answer a write reads back in its own batch). */
 function lastRow<T>(results: { rows: unknown[] }[]): T {
@@ -156,29 +173,34 @@ function lastRow<T>(results: { rows: unknown[] }[]): T {
  */
 export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput) {
   const { db } = deps;
-  // The current row is read first only when the edit depends on it (a rename, a move) or the caller
-  // is not a super admin (their checks below read the target, and a user they cannot see must be a
-  // 404 before anything else); otherwise existence and version are guards of the write batch,
-  // which also reads the answer back: one round trip.
-  const readFirst = !auth.isSuperAdmin || input.loginName !== undefined || input.orgId !== undefined;
-  const current = readFirst ? await requireUser(deps, auth, input.id) : undefined;
-  if (current && input.loginName !== undefined && input.loginName.toLowerCase() !== current.login_name.toLowerCase()) {
-    await assertNameIsNotPassword(deps, input.id, input.loginName);
-  }
-  if (input.roleIds !== undefined && !(await callerHolds(deps, auth, 'sys:user:grantRole'))) {
-    throw forbidden('roleIds: changing roles through edit also requires the permission sys:user:grantRole');
-  }
-  if (input.status !== undefined && !(await callerHolds(deps, auth, 'sys:user:changeStatus'))) {
-    throw forbidden('status: changing the status through edit also requires the permission sys:user:changeStatus');
-  }
+  // The current row is read first only when the edit depends on it (a rename, a move, an edit of
+  // oneself by someone not a super admin); otherwise existence, scope and every rule of the checks
+  // below are guards of the write batch, which also reads the answer back: one round trip, and the
+  // checks run only when the batch is refused, for its precise answer (explainedWrite).
+  const readFirst = input.loginName !== undefined || input.orgId !== undefined || (!auth.isSuperAdmin && input.id === auth.userId);
   const touch = { userIds: [input.id], roleIds: input.roleIds ?? [] };
-  await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.edit);
-  // (a super admin may grant anything: no read of the current roles)
-  if (input.roleIds !== undefined && !auth.isSuperAdmin) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.id, input.roleIds));
-  if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
-  const moving = current !== undefined && input.orgId !== undefined && input.orgId !== current.org_id;
-  await assertNotSelfPromotion(deps, auth, input.id, { roleIds: input.roleIds, orgId: moving ? input.orgId : undefined });
-  if (moving) await assertOrgAssignable(deps, auth, input.orgId ?? null);
+  const checks = async () => {
+    const current = readFirst || !auth.isSuperAdmin ? await requireUser(deps, auth, input.id) : undefined;
+    if (current && input.loginName !== undefined && input.loginName.toLowerCase() !== current.login_name.toLowerCase()) {
+      await assertNameIsNotPassword(deps, input.id, input.loginName);
+    }
+    if (input.roleIds !== undefined && !(await callerHolds(deps, auth, 'sys:user:grantRole'))) {
+      throw forbidden('roleIds: changing roles through edit also requires the permission sys:user:grantRole');
+    }
+    if (input.status !== undefined && !(await callerHolds(deps, auth, 'sys:user:changeStatus'))) {
+      throw forbidden('status: changing the status through edit also requires the permission sys:user:changeStatus');
+    }
+    await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.edit);
+    // (a super admin may grant anything: no read of the current roles)
+    if (input.roleIds !== undefined && !auth.isSuperAdmin) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.id, input.roleIds));
+    if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
+    const moving = current !== undefined && input.orgId !== undefined && input.orgId !== current.org_id;
+    await assertNotSelfPromotion(deps, auth, input.id, { roleIds: input.roleIds, orgId: moving ? input.orgId : undefined });
+    if (moving) await assertOrgAssignable(deps, auth, input.orgId ?? null);
+    return moving;
+  };
+  if (!readFirst && input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
+  const moving = readFirst ? await checks() : false;
   const now = isoNow(deps.clock);
   const set: Record<string, unknown> = {};
   if (input.orgId !== undefined) set.org_id = input.orgId;
@@ -192,9 +214,13 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   const target = idList([input.id]);
   const queries: CompiledQuery[] = [
     userExistsGuard(deps, input.id),
-    ...superAdminOnly(deps, auth, touch),
     ...userScopeGuard(deps, auth, [input.id]),
+    ...superAdminOnly(deps, auth, touch),
     ...userAuthorityGuard(deps, auth, target),
+    // The checks' code and grant rules, judged on the state before the writes (none for a super admin).
+    ...(input.roleIds !== undefined ? holdsGuard(deps, auth, 'sys:user:grantRole') : []),
+    ...(input.status !== undefined ? holdsGuard(deps, auth, 'sys:user:changeStatus') : []),
+    ...(input.roleIds !== undefined ? changedRolesHeldGuard(deps, auth, sql`${input.id}`, input.roleIds) : []),
     versionGuard(deps, 'users', input.id, input.version),
     db
       .updateTable('users')
@@ -208,16 +234,16 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   if (moving) queries.push(...userStaysInScopeGuard(deps, auth, target));
   if (input.roleIds !== undefined) queries.push(...userAuthorityGuard(deps, auth, target));
   queries.push(userRowQuery(deps, sql`(${input.id})`));
-  const results = await accessWrite(deps, queries, {
-    unique: loginNameTaken(input.loginName ?? ''),
-    foreignKey: async () =>
-      input.orgId !== undefined && input.orgId !== null && !(await db.selectFrom('orgs').select('id').where('id', '=', input.orgId).executeTakeFirst())
-        ? badRequest(`orgId: organisation ${input.orgId} does not exist`)
-        : unknownRoles(deps, input.roleIds ?? [])(),
-    superAdminOnly: ONLY_SUPER.edit,
-    outOfScope: 'User not found',
-    outsideAuthority: USER_OUTSIDE,
-  });
+  const write = () =>
+    accessWrite(deps, queries, {
+      unique: loginNameTaken(input.loginName ?? ''),
+      foreignKey: async () =>
+        input.orgId !== undefined && input.orgId !== null && !(await orgExists(deps, input.orgId)) ? unknownOrg(input.orgId) : unknownRoles(deps, input.roleIds ?? [])(),
+      superAdminOnly: ONLY_SUPER.edit,
+      outOfScope: 'User not found',
+      outsideAuthority: USER_OUTSIDE,
+    });
+  const results = readFirst ? await write() : await explainedWrite(write, checks);
   return toUser(lastRow<PublicUserRow>(results));
 }
 
@@ -281,13 +307,17 @@ export async function deleteUsers(deps: Deps, auth: AuthUser, ids: number[]) {
 export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: number; status: 'enabled' | 'disabled' }) {
   const { db } = deps;
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
-  await requireUser(deps, auth, input.id);
   const touch = { userIds: [input.id] };
-  await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.changeStatus);
+  // Enforced by the guards of the batch; run only to explain a refusal (explainedWrite).
+  const checks = async () => {
+    await requireUser(deps, auth, input.id);
+    await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.changeStatus);
+  };
   const now = isoNow(deps.clock);
   const queries: CompiledQuery[] = [
-    ...superAdminOnly(deps, auth, touch),
+    userExistsGuard(deps, input.id),
     ...userScopeGuard(deps, auth, [input.id]),
+    ...superAdminOnly(deps, auth, touch),
     ...userAuthorityGuard(deps, auth, idList([input.id])),
     db
       .updateTable('users')
@@ -296,7 +326,10 @@ export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: 
       .compile(),
   ];
   if (input.status === 'disabled') queries.push(revokeSessions(deps, [input.id], now), lastSuperAdminGuard(deps));
-  await accessWrite(deps, queries, { superAdminOnly: ONLY_SUPER.changeStatus, outOfScope: 'User not found', outsideAuthority: USER_OUTSIDE });
+  await explainedWrite(
+    () => accessWrite(deps, queries, { superAdminOnly: ONLY_SUPER.changeStatus, outOfScope: 'User not found', outsideAuthority: USER_OUTSIDE }),
+    checks,
+  );
 }
 
 /**
@@ -334,29 +367,37 @@ export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: num
  * super admin may grant or revoke the superAdmin role or change a holder's roles (403).
  */
 export async function grantRoles(deps: Deps, auth: AuthUser, input: { userId: number; roleIds: number[] }) {
-  // A super admin's grant is one batch: existence is a guard in it. Anyone else's needs the
-  // checks below, which read what the user holds now.
-  if (!auth.isSuperAdmin) await requireUser(deps, auth, input.userId);
+  // One batch: existence, scope and every rule of the checks below are guards in it. The checks
+  // read first only for someone not a super admin granting to themselves (self-promotion reads
+  // their roles); otherwise they run only to explain a refused batch (explainedWrite).
   const touch = { userIds: [input.userId], roleIds: input.roleIds };
-  await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.grantRole);
-  await assertNotSelfPromotion(deps, auth, input.userId, { roleIds: input.roleIds });
-  if (!auth.isSuperAdmin) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.userId, input.roleIds));
+  const checks = async () => {
+    if (!auth.isSuperAdmin) await requireUser(deps, auth, input.userId);
+    await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.grantRole);
+    await assertNotSelfPromotion(deps, auth, input.userId, { roleIds: input.roleIds });
+    if (!auth.isSuperAdmin) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.userId, input.roleIds));
+  };
+  const readFirst = !auth.isSuperAdmin && input.userId === auth.userId;
+  if (readFirst) await checks();
   const target = idList([input.userId]);
   const queries = [
     userExistsGuard(deps, input.userId),
-    ...superAdminOnly(deps, auth, touch),
     ...userScopeGuard(deps, auth, [input.userId]),
+    ...superAdminOnly(deps, auth, touch),
     ...userAuthorityGuard(deps, auth, target),
+    ...changedRolesHeldGuard(deps, auth, sql`${input.userId}`, input.roleIds),
     ...grantStatements(deps, input.userId, input.roleIds),
     ...userAuthorityGuard(deps, auth, target),
     lastSuperAdminGuard(deps),
   ];
-  await accessWrite(deps, queries, {
-    superAdminOnly: ONLY_SUPER.grantRole,
-    outOfScope: 'User not found',
-    outsideAuthority: USER_OUTSIDE,
-    foreignKey: async () => ((await findUser(deps, input.userId)) ? unknownRoles(deps, input.roleIds)() : notFound('User not found')),
-  });
+  const write = () =>
+    accessWrite(deps, queries, {
+      superAdminOnly: ONLY_SUPER.grantRole,
+      outOfScope: 'User not found',
+      outsideAuthority: USER_OUTSIDE,
+      foreignKey: async () => ((await findUser(deps, input.userId)) ? unknownRoles(deps, input.roleIds)() : notFound('User not found')),
+    });
+  await (readFirst ? write() : explainedWrite(write, checks));
 }
 
 export async function ownRoles(deps: Deps, auth: AuthUser, id: number): Promise<number[]> {
