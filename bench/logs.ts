@@ -18,6 +18,9 @@ type Suite = [path: string, scenarios: [name: string, body: Record<string, unkno
 function suites(endMs: number, roleId: number, orgId: number): Suite[] {
   const daysAgo = (d: number) => new Date(endMs - d * 86_400_000).toISOString().slice(0, 10);
   const month = { createdFrom: daysAgo(120), createdTo: daysAgo(90) };
+  // Counts of most of the million rows: every filter the contract allows that can match nearly all.
+  const everything = { createdFrom: daysAgo(400), createdTo: daysAgo(-1) };
+  const lastHalfYear = { createdFrom: new Date(endMs - 182.5 * 86_400_000).toISOString() };
   return [
     [
       '/app/sysLoginLog/page',
@@ -38,6 +41,14 @@ function suites(endMs: number, roleId: number, orgId: number): Suite[] {
         ['sort status', { sortField: 'status' }],
         ['status failure, sort loginName', { params: { status: 'failure' }, sortField: 'loginName' }],
         ['loginName filter, sort ip', { params: { loginName: seededLoginName(4242) }, sortField: 'ip' }],
+        ['broad: status success (85%)', { params: { status: 'success' } }],
+        ['broad: date range covering everything', { params: everything }],
+        ['broad: createdFrom a date-time, last half year', { params: lastHalfYear }],
+        ['broad: status success + date range (all)', { params: { status: 'success', ...everything } }],
+        ['broad: ip prefix "10." (every row)', { params: { ip: '10.' } }],
+        ['broad: loginName "user0" + status success', { params: { loginName: 'user0', status: 'success' } }],
+        ['broad: loginName "user" (97%, complement side)', { params: { loginName: 'user' } }],
+        ['broad: loginName "user0" + date range (all)', { params: { loginName: 'user0', ...everything } }],
       ],
     ],
     [
@@ -57,6 +68,12 @@ function suites(endMs: number, roleId: number, orgId: number): Suite[] {
         ['sort status', { sortField: 'status' }],
         ['sort durationMs', { sortField: 'durationMs' }],
         ['module filter, sort durationMs', { params: { module: 'sysUser' }, sortField: 'durationMs' }],
+        ['broad: status 200 (90%)', { params: { status: 200 } }],
+        ['broad: date range covering everything', { params: everything }],
+        ['broad: createdFrom a date-time, last half year', { params: lastHalfYear }],
+        ['broad: operatorName prefix "user000" (every row)', { params: { operatorName: 'user000' } }],
+        ['broad: module + status 200', { params: { module: 'sysUser', status: 200 } }],
+        ['broad: operatorName "user000" + date range (all)', { params: { operatorName: 'user000', ...everything } }],
         ['status 409, sort operatorName', { params: { status: 409 }, sortField: 'operatorName' }],
         ['module filter, searchCount=false', { params: { module: 'sysUser' }, searchCount: false }],
       ],

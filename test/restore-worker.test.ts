@@ -66,6 +66,12 @@ async function snapshot(base: string, token: string) {
     loginLog: await page('/app/sysLoginLog/page'),
     opLog: await page('/app/sysOpLog/page'),
     files: files.records.map(({ url: _, ...f }: { url: string }) => f),
+    // The part-of searches (their index, migrations/0012, comes along with the schema).
+    searches: {
+      nickName: (await page('/app/sysUser/page', { params: { nickName: "'brien; --" } })).total,
+      name: (await page('/app/sysFile/page', { params: { name: 'NOTES' } })).records.map((f: { id: number }) => f.id),
+      contentType: (await page('/app/sysFile/page', { params: { contentType: 'plain' } })).records.map((f: { id: number }) => f.id),
+    },
   };
 }
 
@@ -88,6 +94,7 @@ describe('restore --to worker (wrangler dev local state)', () => {
     const before = await snapshot(bun.base, token);
     expect(before.users.map((u: { nickName: string }) => u.nickName)).toContain(TRICKY);
     expect(before.loginLog.total).toBeGreaterThanOrEqual(2);
+    expect(before.searches).toEqual({ nickName: 1, name: [kept + 1, kept], contentType: [kept + 1, kept] });
     const backup = await post(bun.base, '/app/sysBackup/create', {}, token);
     expect(backup.data.status).toBe('done');
     archive = join(dir, 'bun/backups', backup.data.name);

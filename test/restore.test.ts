@@ -75,6 +75,11 @@ describe('backup on one install, restore into another', () => {
     const dl = await fetch(`${t.base}/app/sysFile/download?id=${fileId}`, { headers: auth });
     expect(dl.status).toBe(200);
     expect(await dl.text()).toBe('restored bytes');
+    // The part-of searches work on the restored database (their index, migrations/0012, is in the snapshot).
+    for (const params of [{ name: 'RESTORED' }, { contentType: 'plain' }]) {
+      const found = await json(await fetch(`${t.base}/app/sysFile/page`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ params }) }));
+      expect({ params, ids: found.data.records.map((f: { id: number }) => f.id) }).toEqual({ params, ids: [fileId] });
+    }
     const relog = await fetch(`${t.base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ loginName: 'admin', password: PASSWORD }) });
     expect(relog.status).toBe(200);
     // The organisation's count came along with its triggers: the page totals from it, and a new user counts.

@@ -228,7 +228,9 @@ function suite() {
       const r = await del({ ids: [role] });
       t.deps.atomic = atomic;
       expect(r.status).toBe(400);
-      expect(r.json.msg).toContain('a role that is still granted to users cannot be deleted');
+      // The guard refused the batch; the early check, run after it to explain the refusal (edge,
+      // issue 14: no read before the write), names the role.
+      expect(r.json.msg).toBe(`ids: role ${role} is still granted to users; revoke it first`);
       expect(await roleRow(role)).not.toBeNull();
       expect(await t.rows('SELECT role_id FROM user_role WHERE user_id = ?', user.data.id)).toEqual([{ role_id: role }]);
     });

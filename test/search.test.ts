@@ -144,6 +144,32 @@ function suite() {
       expect({ ids: byName.records.map((r) => r.id), total: byName.total }).toEqual(wantByName);
     });
 
+    test('every filter at once, a caller of scope "org": one statement D1 accepts (100 bound values, expression depth 100), same answer as plain LIKE', async () => {
+      const org = await t.row<{ id: number }>(
+        `INSERT INTO orgs (name, code, created_at, updated_at) VALUES ('Search org', 'search_org', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z') RETURNING id`,
+      );
+      await t.exec(`INSERT INTO org_closure (ancestor_id, descendant_id, depth) VALUES (?, ?, 0)`, org!.id, org!.id);
+      await t.exec(`UPDATE users SET org_id = ? WHERE id % 3 = 0 AND login_name LIKE 'bulk%'`, org!.id);
+      const reader = await userWithCodes(t, admin, ['sys:user:page']);
+      await t.exec(`UPDATE users SET org_id = ? WHERE id = ?`, org!.id, reader.userId);
+      await t.exec(`UPDATE roles SET data_scope = 'org' WHERE id = ?`, reader.roleId);
+      const role = await t.row<{ id: number }>(
+        `INSERT INTO roles (name, code, status, data_scope, created_at, updated_at) VALUES ('Searched', 'searched', 'enabled', 'all', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z') RETURNING id`,
+      );
+      await t.exec(`INSERT INTO user_role (user_id, role_id) SELECT id, ? FROM users WHERE id % 2 = 0 AND login_name LIKE 'bulk%'`, role!.id);
+      const params = { nickName: 'ember 1', loginName: 'bulk1', status: 'enabled', roleId: role!.id, orgId: org!.id, createdFrom: '2025-01-01', createdTo: '2026-12-31' };
+      const where = `status = 'enabled' AND login_name LIKE 'bulk1%' AND org_id = ${org!.id} AND EXISTS (SELECT 1 FROM user_role ur WHERE ur.user_id = users.id AND ur.role_id = ${role!.id})
+        AND created_at >= '2025-01-01T00:00:00.000Z' AND created_at <= '2026-12-31T23:59:59.999Z'`;
+      for (const token of [admin, reader.token]) {
+        for (const [pageNo, pageSize] of [[1, 10], [2, 7], [1000, 10]] as const) {
+          const r = await t.call('POST', '/app/sysUser/page', { token, body: { params, pageNo, pageSize } });
+          expect(r.status).toBe(200);
+          const want = await plainLike('users', where, 'nick_name', 'ember 1', 'created_at DESC, id DESC', pageSize, (pageNo - 1) * pageSize);
+          expect({ pageNo, ids: r.data.records.map((x: { id: number }) => x.id), total: r.data.total }).toEqual({ pageNo, ...want });
+        }
+      }
+    });
+
     test('an edit and a delete through the API show at once', async () => {
       const before = await page('/app/sysUser/page', { params: { nickName: 'Zebra-unique' } });
       expect(before.total).toBe(0);

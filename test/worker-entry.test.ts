@@ -104,7 +104,9 @@ describe('worker entry', () => {
     const long = '2000-01-01T00:00:00.000Z';
     sqlite.run(`INSERT INTO captchas (key, answer_hash, ip, expires_at, created_at) VALUES ('k', 'h', '', '${long}', '${long}')`);
     sqlite.run(`UPDATE sessions SET expires_at = '${long}'`);
-    sqlite.run(`UPDATE login_log SET created_at = '${long}'`);
+    // Log rows are append-only (their counted columns cannot change, migration 0011): old copies instead.
+    sqlite.run(`INSERT INTO login_log (login_name, user_id, status, msg, created_at) SELECT login_name, user_id, status, msg, '${long}' FROM login_log`);
+    sqlite.run(`DELETE FROM login_log WHERE created_at <> '${long}'`);
     await worker.scheduled({ cron: '*/15 * * * *', scheduledTime: Date.now() }, e);
     for (const table of ['captchas', 'sessions', 'login_log']) {
       expect((sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n).toBe(0);

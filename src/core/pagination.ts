@@ -94,16 +94,24 @@ export function whereCreatedBetween<QB extends SelectQueryBuilder<any, any, any>
   column: string,
   range: { createdFrom?: string | undefined; createdTo?: string | undefined },
 ): QB {
+  const { from, to } = createdBounds(range);
   let q = qb;
-  if (range.createdFrom) q = q.where(sql.ref(column), '>=', new Date(range.createdFrom).toISOString()) as QB;
-  if (range.createdTo) {
-    const to = /^\d{4}-\d{2}-\d{2}$/.test(range.createdTo) ? `${range.createdTo}T23:59:59.999Z` : new Date(range.createdTo).toISOString();
-    q = q.where(sql.ref(column), '<=', to) as QB;
-  }
+  if (from !== undefined) q = q.where(sql.ref(column), '>=', from) as QB;
+  if (to !== undefined) q = q.where(sql.ref(column), '<=', to) as QB;
+  return q;
+}
+
+/** The inclusive ISO bounds whereCreatedBetween compares with (a date-only `createdTo` ends at 23:59:59.999Z). */
+export function createdBounds(range: { createdFrom?: string | undefined; createdTo?: string | undefined }): { from?: string; to?: string } {
   if (range.createdFrom && range.createdTo && new Date(range.createdFrom) > new Date(range.createdTo)) {
     throw badRequest('params.createdFrom: must not be after createdTo');
   }
-  return q;
+  const bounds: { from?: string; to?: string } = {};
+  if (range.createdFrom) bounds.from = new Date(range.createdFrom).toISOString();
+  if (range.createdTo) {
+    bounds.to = /^\d{4}-\d{2}-\d{2}$/.test(range.createdTo) ? `${range.createdTo}T23:59:59.999Z` : new Date(range.createdTo).toISOString();
+  }
+  return bounds;
 }
 
 /** Offsets from which a page first picks its ids, then reads their rows (see pageStatements). */
@@ -114,8 +122,8 @@ export interface PageOptions<S extends string, Row, R> {
   filtered: SelectQueryBuilder<any, any, any>;
   /** The same rows for the count, when the WHERE is best written for another index there (default: filtered). */
   counted?: SelectQueryBuilder<any, any, any>;
-  /** The count as a query of its own selecting `n` (e.g. a sum of counts kept by triggers), instead of counting `counted`. */
-  total?: SelectQueryBuilder<any, any, any>;
+  /** The whole count statement (one row, column `n`), when the number comes from elsewhere than a COUNT of the rows (e.g. count tables). */
+  count?: SelectQueryBuilder<any, any, { n: number }> | undefined;
   select: (qb: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, Row>;
   /** A column name, or an expression such as sql`login_name COLLATE NOCASE` for a case-insensitive order. */
   sortColumns: Record<S, string | RawBuilder<unknown>>;
@@ -180,7 +188,7 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
     offset >= DEFERRED_JOIN_OFFSET
       ? ordered(opts.select(opts.filtered.where(sql.ref(opts.idColumn), 'in', ordered(opts.filtered.select(sql.ref(opts.idColumn).as('page_id'))).offset(offset))), limit)
       : ordered(opts.select(opts.filtered), limit).offset(offset);
-  const countQuery = opts.total ?? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n'));
+  const countQuery = opts.count ?? (opts.counted ?? opts.filtered).select((eb) => eb.fn.countAll<number>().as('n'));
   const pageOf = (rows: Row[], total: number): PageResult<R> => ({
     records: rows.map(opts.map),
     total,
@@ -321,7 +329,7 @@ export const idQuerySchema = z.strictObject({
 });
 
 /** Above every character, so `[text, text + PREFIX_END)` holds exactly the strings starting with text. */
-const PREFIX_END = '\u{10FFFF}';
+export const PREFIX_END = '\u{10FFFF}';
 
 /**
  * `column` starts with `text`, as a range (`>= text AND < text + U+10FFFF`) so an index on the

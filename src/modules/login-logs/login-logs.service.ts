@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { runPage, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { createdBounds, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { countByDays, countByPrefix, countedDelete } from '../../db/log-counts.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
@@ -53,11 +54,15 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
     if (scope) qb = qb.where(scope);
     return whereCreatedBetween(qb, 'created_at', p);
   };
-  const options = (scope: RawBuilder<boolean> | undefined) => ({
-    maxPageSize: deps.config.PAGE_SIZE_MAX,
-    filtered: build(walkTime, scope),
-    counted: build(false, scope),
-    select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
+  const options = (scope: RawBuilder<boolean> | undefined) => {
+    // The count tables hold every row: they answer only for scope `all` (no scope condition).
+    const total = scope ? undefined : fromCountTables(p);
+    return {
+      maxPageSize: deps.config.PAGE_SIZE_MAX,
+      filtered: build(walkTime, scope),
+      counted: build(false, scope),
+      count: total && deps.db.selectNoFrom(total.as('n')),
+      select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
     sortColumns: SORT,
     defaultSort: 'createdAt' as const,
     idColumn: 'id',
@@ -76,9 +81,29 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
       traceId: r.trace_id as string,
       createdAt: r.created_at as string,
     }),
-  });
+    };
+  };
   // Rows concern the user logging in; rows with no known user only under scope `all`.
   return (await scopedPage(deps, auth, req, options, byUserColumn(sql.ref('login_log.user_id')))).page;
+}
+
+/**
+ * The exact total from the count tables (migration 0011) for the filters they answer: none,
+ * status and/or a date range (per-day counts), a loginName prefix with or without status
+ * (per-name counts). Undefined for the rest (ip, a name with a date range), counted the usual way.
+ */
+function fromCountTables(p: LoginLogPageInput['params']) {
+  const { from, to } = createdBounds(p);
+  const byDays = (status = p.status) => countByDays('login_log_day_counts', 'login_log', { status, from, to });
+  if (p.ip !== undefined) {
+    if (p.loginName !== undefined || from !== undefined || to !== undefined) return undefined;
+    const all = byDays();
+    return all && countByPrefix({ table: 'login_log', column: 'ip', nocase: false, text: p.ip, status: p.status, measure: 'count', total: all });
+  }
+  if (p.loginName === undefined) return byDays();
+  if (from !== undefined || to !== undefined) return undefined;
+  const all = byDays();
+  return all && countByPrefix({ table: 'login_log_name_counts', column: 'login_name', nocase: true, text: p.loginName, status: p.status, measure: 'sum', total: all });
 }
 
 /**
@@ -88,15 +113,15 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
 export async function deleteLoginLogs(deps: Deps, auth: AuthUser, ids: number[]): Promise<number> {
   let q = deps.db.deleteFrom('login_log').where('id', 'in', idList(ids));
   if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('login_log.user_id')));
-  const r = await q.executeTakeFirst();
-  return Number(r.numDeletedRows);
+  // Rows returned, not numDeletedRows: D1's count includes what the count triggers (0011) wrote.
+  return (await q.returning('id').execute()).length;
 }
 
 /** Deletes every row in the caller's data scope (everything for scope `all`). */
 export async function clearLoginLogs(deps: Deps, auth: AuthUser): Promise<number> {
   const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));
   let q = deps.db.deleteFrom('login_log');
-  if (scope) q = q.where(scope);
-  const r = await q.executeTakeFirst();
-  return Number(r.numDeletedRows);
+  let n = deps.db.selectFrom('login_log').select((eb) => eb.fn.countAll<number>().as('n'));
+  if (scope) [q, n] = [q.where(scope), n.where(scope)];
+  return countedDelete(deps, n, q);
 }

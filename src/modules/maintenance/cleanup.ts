@@ -18,8 +18,9 @@ async function chunkedDelete(deps: Deps, budget: Budget, table: SweptTable, wher
   const key = sql.ref(KEY_COLUMN[table]);
   let deleted = 0;
   while (budget.take()) {
-    const r = await sql`DELETE FROM ${sql.table(table)} WHERE ${key} IN (SELECT ${key} FROM ${sql.table(table)} WHERE ${where} LIMIT ${DELETE_CHUNK})`.execute(deps.db);
-    const n = Number(r.numAffectedRows ?? 0n);
+    // Rows returned, not numAffectedRows: on D1 that includes the log count triggers' writes (0011).
+    const r = await sql`DELETE FROM ${sql.table(table)} WHERE ${key} IN (SELECT ${key} FROM ${sql.table(table)} WHERE ${where} LIMIT ${DELETE_CHUNK}) RETURNING 1 AS gone`.execute(deps.db);
+    const n = r.rows.length;
     deleted += n;
     if (n < DELETE_CHUNK) return { deleted, more: false };
   }

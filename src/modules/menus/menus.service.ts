@@ -95,11 +95,14 @@ export async function menuDetail(deps: Deps, id: number): Promise<Menu> {
 }
 
 /** Rules on the record as it would be stored; each failure names its field. */
-async function assertValid(deps: Deps, v: MenuValues, self?: { id: number; type: Menu['type']; parentId: number }) {
+async function assertValid(deps: Deps, v: MenuValues, self?: { id: number; type: Menu['type']; parentId: number }, opts: { reads?: boolean } = {}) {
   if (v.type === 'button' && !v.permission) throw badRequest('permission: is required for a button (buttons exist to carry a code)');
   // `Menu<id>` is what an unnamed menu is called; only that menu may store it.
   const reserved = v.name ? /^menu(\d+)$/i.exec(v.name) : null;
   if (reserved && Number(reserved[1]) !== self?.id) throw badRequest(`name: ${v.name} is reserved for the menu with id ${reserved[1]}`);
+  // Without reads: the rules below are conditions of the write itself (parentOk, notAncestor,
+  // noChildren); when it writes nothing, the caller runs this again with reads to say why.
+  if (opts.reads === false) return;
   if (self && v.type === 'button' && self.type !== 'button') {
     const child = await deps.db.selectFrom('menus').select('id').where('parent_id', '=', self.id).executeTakeFirst();
     if (child) throw badRequest('type: a menu with children cannot become a button');
@@ -138,24 +141,25 @@ export async function addMenu(deps: Deps, auth: AuthUser, input: MenuAddInput): 
     status: input.status ?? 'enabled',
   };
   if (v.permission !== null && !auth.isSuperAdmin) throw forbidden(ONLY_SUPER_PERMISSION);
-  await assertValid(deps, v);
+  await assertValid(deps, v, undefined, { reads: false });
   const now = isoNow(deps.clock);
   // INSERT … SELECT … WHERE: the parent check is part of the write, so a parent deleted or turned
   // into a button meanwhile cannot end up with an orphan or a child.
-  const { rows } = await sql<{ id: number }>`INSERT INTO menus
+  const { rows } = await sql<Record<string, unknown>>`INSERT INTO menus
       (parent_id, title, type, path, component, icon, permission, sort, hidden, name, keep_alive, status, version, created_at, updated_at)
     SELECT ${v.parentId}, ${v.title}, ${v.type}, ${v.path}, ${v.component}, ${v.icon}, ${v.permission},
       ${v.sort}, ${v.hidden ? 1 : 0}, ${v.name}, ${v.keepAlive ? 1 : 0}, ${v.status}, 1, ${now}, ${now}
     WHERE ${parentOk(v.parentId)}
-    RETURNING id`
+    RETURNING ${sql.join(COLUMNS.map((c) => sql.ref(c)))}`
     .execute(deps.db)
     .catch(uniqueName(v.name));
-  const id = rows[0]?.id;
-  if (id === undefined) {
+  const row = rows[0];
+  if (row === undefined) {
     await assertValid(deps, v);
     throw conflict('parentId: the parent menu changed meanwhile; reload and try again');
   }
-  return menuDetail(deps, id);
+  // The new record comes back from the INSERT itself (RETURNING): no read after it.
+  return toMenu(row as never);
 }
 
 export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput): Promise<Menu> {
@@ -181,8 +185,8 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
   // The update below is conditional on the version read here, so `old.permission` is what it replaces.
   if (v.permission !== old.permission && !auth.isSuperAdmin) throw forbidden(ONLY_SUPER_PERMISSION);
   const self = { id: old.id, type: old.type, parentId: old.parentId };
-  await assertValid(deps, v, self);
-  const result = await deps.db
+  await assertValid(deps, v, self, { reads: false });
+  const updated = await deps.db
     .updateTable('menus')
     .set((eb) => ({
       parent_id: v.parentId,
@@ -205,9 +209,10 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
     .where(parentOk(v.parentId))
     .where(notAncestor(input.id, v.parentId))
     .$if(v.type === 'button', (qb) => qb.where(noChildren(input.id)))
+    .returning(COLUMNS)
     .executeTakeFirst()
     .catch(uniqueName(v.name));
-  if (Number(result.numUpdatedRows) !== 1) {
+  if (updated === undefined) {
     // Lost a race: say why, as the checks above would have.
     const now = await loadRow(deps, input.id);
     if (!now) throw notFound(`Menu ${input.id} not found`);
@@ -215,7 +220,8 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
     await assertValid(deps, v, { ...self, parentId: -1 });
     throw stale();
   }
-  return menuDetail(deps, input.id);
+  // The record comes back from the UPDATE itself (RETURNING): no read after it.
+  return toMenu(updated);
 }
 
 /**
@@ -237,7 +243,8 @@ export async function deleteMenus(deps: Deps, ids: number[]): Promise<void> {
       .executeTakeFirst();
     if (child) throw badRequest(`ids: menu ${child.parent_id} has children (e.g. menu ${child.id}); delete or move them first`);
   };
-  await diagnose();
+  // No read before the write: its condition enforces what diagnose tests, and diagnose runs only
+  // when the write deleted less than asked, to say why.
   // Each list is ONE bound parameter (idList): D1 refuses statements with over 100.
   const list = idList(ids);
   const guard = sql<boolean>`((SELECT count(*) FROM menus WHERE id IN ${list}) = ${ids.length}

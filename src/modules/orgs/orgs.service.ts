@@ -7,7 +7,7 @@ import { guardStatement } from '../../db/guards.ts';
 import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
 import { idList } from '../../db/id-list.ts';
-import { accessWrite } from '../access/access-write.ts';
+import { accessWrite, explainedWrite } from '../access/access-write.ts';
 import { callerScope, orgInScope, scopeAll, scopeOrgs } from '../access/data-scope.ts';
 import type { Org, OrgAddInput, OrgEditInput, OrgNode } from './orgs.schemas.ts';
 
@@ -91,25 +91,29 @@ function closureInsert(deps: Deps, self: RawBuilder<unknown>, parentId: number):
 export async function addOrg(deps: Deps, auth: AuthUser, input: OrgAddInput): Promise<Org> {
   const { db } = deps;
   const parentId = input.parentId ?? 0;
-  await assertParent(deps, auth, parentId);
-  if (await db.selectFrom('orgs').select('id').where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst()) {
-    throw conflict(codeTaken(input.code));
-  }
+  // No read before the batch: the parent rule is its guard (and the insert's condition), a taken
+  // code its unique index (409), and the new row is read back by its last statement. assertParent
+  // runs only to explain a refusal, or a parent gone missing (the insert then wrote nothing).
   const now = isoNow(deps.clock);
   const parentOk = sql<boolean>`(${parentId} = 0 OR EXISTS (SELECT 1 FROM orgs p WHERE p.id = ${parentId}))`;
   const newId = sql`(SELECT n.id FROM orgs n WHERE n.code = ${input.code} COLLATE NOCASE)`;
-  await accessWrite(
-    deps,
-    [
-      ...parentGuard(deps, auth, parentId),
-      sql`INSERT INTO orgs (parent_id, name, code, sort, status, remark, version, created_at, updated_at)
-        SELECT ${parentId}, ${input.name}, ${input.code}, ${input.sort ?? 0}, ${input.status ?? 'enabled'}, ${input.remark ?? null}, 1, ${now}, ${now}
-        WHERE ${parentOk}`.compile(db),
-      closureInsert(deps, newId, parentId),
-    ],
-    { unique: codeTaken(input.code), outsideAuthority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE },
+  const results = await explainedWrite(
+    () =>
+      accessWrite(
+        deps,
+        [
+          ...parentGuard(deps, auth, parentId),
+          sql`INSERT INTO orgs (parent_id, name, code, sort, status, remark, version, created_at, updated_at)
+            SELECT ${parentId}, ${input.name}, ${input.code}, ${input.sort ?? 0}, ${input.status ?? 'enabled'}, ${input.remark ?? null}, 1, ${now}, ${now}
+            WHERE ${parentOk}`.compile(db),
+          closureInsert(deps, newId, parentId),
+          db.selectFrom('orgs').select(COLUMNS).where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).compile(),
+        ],
+        { unique: codeTaken(input.code), outsideAuthority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE },
+      ),
+    () => assertParent(deps, auth, parentId),
   );
-  const row = await db.selectFrom('orgs').select(COLUMNS).where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst();
+  const row = results.at(-1)?.rows[0] as OrgRow | undefined;
   if (!row) {
     await assertParent(deps, auth, parentId);
     throw conflict('parentId: the parent organisation changed meanwhile; reload and try again');
@@ -124,23 +128,31 @@ export async function addOrg(deps: Deps, auth: AuthUser, input: OrgAddInput): Pr
  */
 export async function editOrg(deps: Deps, auth: AuthUser, input: OrgEditInput): Promise<Org> {
   const { db } = deps;
-  const cur = await findVisible(deps, auth, input.id);
-  if (!cur) throw notFound(NOT_FOUND(input.id));
   const stale = 'version: the organisation was changed by someone else; reload and try again';
-  if (cur.version !== input.version) throw conflict(stale);
-  const parentId = input.parentId ?? cur.parent_id;
-  const moving = parentId !== cur.parent_id;
-  if (moving) {
+  // The current row is read first only for a move or a new code (the checks compare with it);
+  // otherwise scope and version are guards of the batch, which reads its answer back, and the
+  // read runs only to explain a refusal (explainedWrite): 2 round trips with auth.
+  const readFirst = input.parentId !== undefined || input.code !== undefined;
+  const current = async () => {
+    const cur = await findVisible(deps, auth, input.id);
+    if (!cur) throw notFound(NOT_FOUND(input.id));
+    if (cur.version !== input.version) throw conflict(stale);
+    return cur;
+  };
+  const cur = readFirst ? await current() : undefined;
+  const parentId = input.parentId ?? cur?.parent_id;
+  const moving = cur !== undefined && parentId !== undefined && parentId !== cur.parent_id;
+  if (moving && parentId !== undefined) {
     if (parentId === input.id) throw badRequest('parentId: an organisation cannot be its own parent');
     const under = await db.selectFrom('org_closure').select('depth').where('ancestor_id', '=', input.id).where('descendant_id', '=', parentId).executeTakeFirst();
     if (under) throw badRequest('parentId: an organisation cannot be moved under itself or one of its descendants');
     await assertParent(deps, auth, parentId);
   }
-  if (input.code !== undefined && input.code.toLowerCase() !== cur.code.toLowerCase()) {
+  if (cur && input.code !== undefined && input.code.toLowerCase() !== cur.code.toLowerCase()) {
     const taken = await db.selectFrom('orgs').select('id').where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst();
     if (taken) throw conflict(codeTaken(input.code));
   }
-  const set: Record<string, unknown> = { parent_id: parentId };
+  const set: Record<string, unknown> = parentId === undefined ? {} : { parent_id: parentId };
   if (input.name !== undefined) set.name = input.name;
   if (input.code !== undefined) set.code = input.code;
   if (input.sort !== undefined) set.sort = input.sort;
@@ -177,13 +189,19 @@ export async function editOrg(deps: Deps, auth: AuthUser, input: OrgEditInput): 
       );
     }
   }
-  await accessWrite(deps, queries, {
-    stale,
-    unique: codeTaken(input.code ?? ''),
-    outOfScope: moving ? `parentId: organisation ${parentId} does not exist` : NOT_FOUND(id),
-    outsideAuthority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE,
-  });
-  return orgDetail(deps, auth, id);
+  // The answer, read back by the batch itself.
+  queries.push(db.selectFrom('orgs').select(COLUMNS).where('id', '=', id).where(visible(auth, sql.ref('orgs.id'))).compile());
+  const write = () =>
+    accessWrite(deps, queries, {
+      stale,
+      unique: codeTaken(input.code ?? ''),
+      outOfScope: moving ? `parentId: organisation ${parentId} does not exist` : NOT_FOUND(id),
+      outsideAuthority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE,
+    });
+  const results = readFirst ? await write() : await explainedWrite(write, current);
+  const row = results.at(-1)?.rows[0] as OrgRow | undefined;
+  if (!row) throw notFound(NOT_FOUND(id));
+  return toOrg(row);
 }
 
 /**
@@ -202,9 +220,12 @@ export async function deleteOrgs(deps: Deps, auth: AuthUser, ids: number[]): Pro
     if (user) return badRequest(`ids: organisation ${user.org_id} still has users (e.g. user ${user.id}); move them first`);
     return undefined;
   };
-  const early = await diagnose();
-  if (early) throw early;
-  await accessWrite(
+  // The batch's guards enforce every rule diagnose tests: it runs only to explain a refusal.
+  const explain = async () => {
+    const early = await diagnose();
+    if (early) throw early;
+  };
+  await explainedWrite(() => accessWrite(
     deps,
     [
       guardStatement(db, 'out_of_scope', sql`(SELECT count(*) FROM orgs o WHERE o.id IN ${list} AND ${visible(auth, sql.ref('o.id'))}) <> ${ids.length}`),
@@ -221,5 +242,5 @@ export async function deleteOrgs(deps: Deps, auth: AuthUser, ids: number[]): Pro
       outOfScope: 'ids: an organisation was removed meanwhile; reload and try again',
       inUse: 'ids: an organisation gained children or users meanwhile; reload and try again',
     },
-  );
+  ), explain);
 }

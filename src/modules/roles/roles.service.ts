@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { callerHolds, changedMenusHeldGuard, heldMenuIds } from '../access/held.ts';
+import { callerHolds, changedMenusHeldGuard, heldMenuIds, holdsGuard } from '../access/held.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { guardStatement } from '../../db/guards.ts';
@@ -13,7 +13,7 @@ import { idList, missingIds, unknownIdsMessage } from '../../db/id-list.ts';
 import { lastSuperAdminGuard } from '../access/super-admin.ts';
 import { ROLE_SELECT, scopeOrgIdsOf, toRole, type RoleRow } from './role.model.ts';
 import type { AddRoleInput, EditRoleInput, GrantDataScopeInput, RolePageInput } from './roles.schemas.ts';
-import { accessWrite } from '../access/access-write.ts';
+import { accessWrite, explainedWrite } from '../access/access-write.ts';
 import { roleAuthorityGuard } from '../access/containment.ts';
 import type { DataScopeKind } from '../../db/schema.ts';
 
@@ -28,6 +28,20 @@ async function requireRole(deps: Deps, id: number) {
 }
 
 const codeTaken = (code: string) => `code: '${code}' is already taken`;
+
+/** Guard: the role exists (else the batch fails with 404 "Role not found", the out_of_scope answer). */
+const roleExistsGuard = (deps: Deps, id: number) => guardStatement(deps.db, 'out_of_scope', sql`NOT EXISTS (SELECT 1 FROM roles WHERE id = ${id})`);
+
+/** The role's record as a write batch's last statement: its answer, read by the batch itself. */
+const roleRowQuery = (deps: Deps, where: { id: number } | { code: string }) =>
+  ('id' in where ? deps.db.selectFrom('roles').select(ROLE_SELECT).where('id', '=', where.id) : deps.db.selectFrom('roles').select(ROLE_SELECT).where('code', '=', where.code)).compile();
+
+/** The record the last statement of a write batch read. */
+function lastRole(results: { rows: unknown[] }[]) {
+  const row = results.at(-1)?.rows[0] as RoleRow | undefined;
+  if (!row) throw notFound('Role not found');
+  return roleRecord(row);
+}
 
 /** Roles as records: their custom-scope organisations came with them (ROLE_SELECT), no second query. */
 function withScopes(rows: (RoleRow | undefined)[]) {
@@ -111,10 +125,11 @@ export async function addRole(deps: Deps, auth: AuthUser, input: AddRoleInput) {
   if (input.dataScope !== undefined || input.scopeOrgIds !== undefined) await requireCode(deps, auth, 'sys:role:grantDataScope', 'dataScope');
   const dataScope = input.dataScope ?? 'self';
   const orgIds = scopeValues(dataScope, input.scopeOrgIds);
-  const existing = await deps.db.selectFrom('roles').select('id').where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst();
-  if (existing) throw conflict(codeTaken(input.code));
+  // A taken code is answered by the unique index (409) when the batch runs: no read before; the
+  // new record is read back by the batch's last statement (looked up by code: a D1 batch result
+  // does not promise insertId).
   const newId = sql`(SELECT nr.id FROM roles nr WHERE nr.code = ${input.code})`;
-  await accessWrite(
+  const results = await accessWrite(
     deps,
     [
       deps.db
@@ -132,13 +147,11 @@ export async function addRole(deps: Deps, auth: AuthUser, input: AddRoleInput) {
         .compile(),
       ...(orgIds.length > 0 ? scopeStatements(deps, newId, dataScope, orgIds) : []),
       ...roleAuthorityGuard(deps, auth, sql`(SELECT ${newId})`),
+      roleRowQuery(deps, { code: input.code }),
     ],
     { unique: codeTaken(input.code), foreignKey: unknownOrgs(deps, orgIds), outsideAuthority: ROLE_OUTSIDE },
   );
-  // Looked up by code rather than insertId, which a D1 batch result does not promise.
-  const row = await deps.db.selectFrom('roles').select(ROLE_SELECT).where('code', '=', input.code).executeTakeFirst();
-  if (!row) throw notFound('Role not found');
-  return roleRecord(row);
+  return lastRole(results);
 }
 
 /**
@@ -147,13 +160,21 @@ export async function addRole(deps: Deps, auth: AuthUser, input: AddRoleInput) {
  * the role, before and after, carries no code or data scope the caller lacks (403, in the write).
  */
 export async function editRole(deps: Deps, auth: AuthUser, input: EditRoleInput) {
-  const current = await requireRole(deps, input.id);
-  if (input.status !== undefined) await requireCode(deps, auth, 'sys:role:changeStatus', 'status');
   const scoping = input.dataScope !== undefined || input.scopeOrgIds !== undefined;
+  // The current row is read first only when the edit depends on it (a scope change, a new code);
+  // otherwise existence and the status code are guards of the batch, which reads its answer back
+  // (2 round trips with auth), and the checks run only to explain a refusal (explainedWrite).
+  const readFirst = scoping || input.code !== undefined;
+  const checks = async () => {
+    const current = await requireRole(deps, input.id);
+    if (input.status !== undefined) await requireCode(deps, auth, 'sys:role:changeStatus', 'status');
+    return current;
+  };
+  const current = readFirst ? await checks() : undefined;
   if (scoping) await requireCode(deps, auth, 'sys:role:grantDataScope', 'dataScope');
-  const dataScope = input.dataScope ?? current.data_scope;
-  const orgIds = scoping ? scopeValues(dataScope, input.scopeOrgIds ?? (dataScope === 'custom' ? scopeOrgIdsOf(current) : [])) : [];
-  if (current.code === SUPER_ADMIN_ROLE && input.code !== undefined && input.code !== current.code) {
+  const dataScope = input.dataScope ?? current?.data_scope ?? 'self';
+  const orgIds = scoping ? scopeValues(dataScope, input.scopeOrgIds ?? (dataScope === 'custom' && current ? scopeOrgIdsOf(current) : [])) : [];
+  if (current?.code === SUPER_ADMIN_ROLE && input.code !== undefined && input.code !== current.code) {
     throw badRequest(`code: the code of the built-in ${SUPER_ADMIN_ROLE} role cannot be changed`);
   }
   const set: Record<string, unknown> = {};
@@ -164,6 +185,8 @@ export async function editRole(deps: Deps, auth: AuthUser, input: EditRoleInput)
   if (input.remark !== undefined) set.remark = input.remark;
   const target = sql`(SELECT ${input.id})`;
   const queries: CompiledQuery[] = [
+    roleExistsGuard(deps, input.id),
+    ...(input.status !== undefined ? holdsGuard(deps, auth, 'sys:role:changeStatus') : []),
     ...roleAuthorityGuard(deps, auth, target),
     versionGuard(deps, 'roles', input.id, input.version),
     deps.db
@@ -174,8 +197,10 @@ export async function editRole(deps: Deps, auth: AuthUser, input: EditRoleInput)
   ];
   if (scoping) queries.push(...scopeStatements(deps, input.id, dataScope, orgIds), ...roleAuthorityGuard(deps, auth, target));
   if (input.status === 'disabled') queries.push(lastSuperAdminGuard(deps));
-  await accessWrite(deps, queries, { unique: codeTaken(input.code ?? ''), foreignKey: unknownOrgs(deps, orgIds), outsideAuthority: ROLE_OUTSIDE });
-  return roleRecord(await requireRole(deps, input.id));
+  queries.push(roleRowQuery(deps, { id: input.id }));
+  const write = () =>
+    accessWrite(deps, queries, { unique: codeTaken(input.code ?? ''), foreignKey: unknownOrgs(deps, orgIds), outOfScope: 'Role not found', outsideAuthority: ROLE_OUTSIDE });
+  return lastRole(readFirst ? await write() : await explainedWrite(write, checks));
 }
 
 /**
@@ -183,18 +208,27 @@ export async function editRole(deps: Deps, auth: AuthUser, input: EditRoleInput)
  * given, must lie within the caller's own scope: nobody hands out a wider scope than they have (403).
  */
 export async function grantDataScope(deps: Deps, auth: AuthUser, input: GrantDataScopeInput) {
-  await requireRole(deps, input.roleId);
-  const orgIds = scopeValues(input.dataScope, input.scopeOrgIds);
+  // Existence is a guard of the batch (404 first, as the read before it answered; an invalid
+  // scope list of an unknown role is still that 404).
+  let orgIds: number[];
+  try {
+    orgIds = scopeValues(input.dataScope, input.scopeOrgIds);
+  } catch (err) {
+    await requireRole(deps, input.roleId);
+    throw err;
+  }
   const target = sql`(SELECT ${input.roleId})`;
   await accessWrite(
     deps,
     [
+      roleExistsGuard(deps, input.roleId),
       ...roleAuthorityGuard(deps, auth, target),
       ...scopeStatements(deps, input.roleId, input.dataScope, orgIds),
       sql`UPDATE roles SET version = version + 1, updated_at = ${isoNow(deps.clock)} WHERE id = ${input.roleId}`.compile(deps.db),
       ...roleAuthorityGuard(deps, auth, target),
     ],
     {
+      outOfScope: 'Role not found',
       outsideAuthority: 'dataScope: you cannot give a role a data scope wider than your own, nor change a role that carries a permission or a scope you do not hold',
       foreignKey: async () => ((await findRole(deps, input.roleId)) ? unknownOrgs(deps, orgIds)() : notFound('Role not found')),
     },
@@ -207,25 +241,32 @@ export async function grantDataScope(deps: Deps, auth: AuthUser, input: GrantDat
  */
 export async function deleteRoles(deps: Deps, auth: AuthUser, ids: number[]) {
   const { db } = deps;
-  const roles = await db.selectFrom('roles').select(['id', 'code']).where('id', 'in', idList(ids)).execute();
-  if (roles.some((r) => r.code === SUPER_ADMIN_ROLE)) throw badRequest(`ids: the built-in ${SUPER_ADMIN_ROLE} role cannot be deleted`);
-  const held = await db.selectFrom('user_role').select('role_id').distinct().where('role_id', 'in', idList(ids)).orderBy('role_id').execute();
-  if (held.length > 0) {
-    throw badRequest(`ids: role ${held.map((r) => r.role_id).join(', ')} is still granted to users; revoke it first`);
-  }
-  await accessWrite(deps, [
-    ...roleAuthorityGuard(deps, auth, idList(ids)),
-    guardStatement(db, 'role_in_use', sql`EXISTS (SELECT 1 FROM user_role WHERE role_id IN ${idList(ids)})`),
-    db.deleteFrom('role_menu').where('role_id', 'in', idList(ids)).compile(),
-    db.deleteFrom('roles').where('id', 'in', idList(ids)).where('code', '!=', SUPER_ADMIN_ROLE).compile(),
-    lastSuperAdminGuard(deps),
-  ], { outsideAuthority: ROLE_OUTSIDE });
+  // The checks' rules are guards of the batch (400 with role_in_use's answer); the checks run only
+  // to explain a refusal with their precise message (explainedWrite).
+  const checks = async () => {
+    const roles = await db.selectFrom('roles').select(['id', 'code']).where('id', 'in', idList(ids)).execute();
+    if (roles.some((r) => r.code === SUPER_ADMIN_ROLE)) throw badRequest(`ids: the built-in ${SUPER_ADMIN_ROLE} role cannot be deleted`);
+    const held = await db.selectFrom('user_role').select('role_id').distinct().where('role_id', 'in', idList(ids)).orderBy('role_id').execute();
+    if (held.length > 0) {
+      throw badRequest(`ids: role ${held.map((r) => r.role_id).join(', ')} is still granted to users; revoke it first`);
+    }
+  };
+  const write = () =>
+    accessWrite(deps, [
+      guardStatement(db, 'role_in_use', sql`EXISTS (SELECT 1 FROM roles WHERE id IN ${idList(ids)} AND code = ${SUPER_ADMIN_ROLE})`),
+      guardStatement(db, 'role_in_use', sql`EXISTS (SELECT 1 FROM user_role WHERE role_id IN ${idList(ids)})`),
+      ...roleAuthorityGuard(deps, auth, idList(ids)),
+      db.deleteFrom('role_menu').where('role_id', 'in', idList(ids)).compile(),
+      db.deleteFrom('roles').where('id', 'in', idList(ids)).where('code', '!=', SUPER_ADMIN_ROLE).compile(),
+      lastSuperAdminGuard(deps),
+    ], { outsideAuthority: ROLE_OUTSIDE });
+  await explainedWrite(write, checks);
 }
 
 /** A disabled role grants nothing from the next request on (the auth query checks role status). */
 export async function changeRoleStatus(deps: Deps, auth: AuthUser, input: { id: number; status: 'enabled' | 'disabled' }) {
-  await requireRole(deps, input.id);
   const queries: CompiledQuery[] = [
+    roleExistsGuard(deps, input.id),
     ...roleAuthorityGuard(deps, auth, sql`(SELECT ${input.id})`),
     deps.db
       .updateTable('roles')
@@ -234,7 +275,7 @@ export async function changeRoleStatus(deps: Deps, auth: AuthUser, input: { id: 
       .compile(),
   ];
   if (input.status === 'disabled') queries.push(lastSuperAdminGuard(deps));
-  await accessWrite(deps, queries, { outsideAuthority: ROLE_OUTSIDE });
+  await accessWrite(deps, queries, { outOfScope: 'Role not found', outsideAuthority: ROLE_OUTSIDE });
 }
 
 /** Menu ids granted to the user's enabled roles: what a non-super-admin may hand out or take back. */

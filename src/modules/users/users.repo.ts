@@ -139,7 +139,7 @@ function orgsPage(
   if (plan) return pageStatements(req, { ...(plan === 'walk' ? walk : sorted), gate, countedElsewhere: true });
   const size = usersOfOrgs(orgs);
   const when = (cond: RawBuilder<unknown>) => (gate ? sql`(${gate}) AND ${cond}` : cond);
-  const broad = pageStatements(req, { ...walk, gate: when(sql`${size} >= ${BROAD}`), total: deps.db.selectNoFrom(size.as('n')), countGate: gate });
+  const broad = pageStatements(req, { ...walk, gate: when(sql`${size} >= ${BROAD}`), count: deps.db.selectNoFrom(size.as('n')), countGate: gate });
   const narrow = pageStatements({ ...req, searchCount: false }, { ...sorted, gate: when(sql`${size} < ${BROAD}`) });
   return {
     statements: [...broad.statements, ...narrow.statements],
