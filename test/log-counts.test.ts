@@ -46,6 +46,9 @@ const LOGIN_FILTERS: Record<string, any>[] = [
   { loginName: 'bulk01' },
   { loginName: 'zzz' },
   { loginName: 'bulk', createdFrom: '2026-09-02' },
+  { loginName: 'bulk', createdFrom: '2026-09-01', createdTo: '2026-11-20' }, // few rows outside the dates: name total minus those
+  { loginName: 'bulk', status: 'failure', createdFrom: '2026-09-01T08:30:00.000Z', createdTo: '2026-10-15' },
+  { loginName: 'adm', createdTo: '2026-09-02T08:30:00.000Z' },
   { ip: '10.' },
   { ip: '10.', status: 'success' },
   { ip: '10.1' },
@@ -66,6 +69,10 @@ const OP_FILTERS: Record<string, any>[] = [
   { operatorName: 'Op', status: 200 },
   { operatorName: 'o' },
   { module: 'sysUser', createdFrom: '2026-09-02' },
+  { module: 'sysUser', createdFrom: '2026-09-01', createdTo: '2026-11-20' },
+  { action: 'edit', status: 200, createdFrom: '2026-09-01T08:30:00.000Z' },
+  { operatorName: 'bulk', createdFrom: '2026-09-01', createdTo: '2026-11-20' },
+  { operatorName: 'op', createdTo: '2026-10-15T08:30:00.000Z', status: 409 },
   { operatorName: 'bulk', module: 'sysRole' },
 ];
 

@@ -97,3 +97,32 @@ export async function countedDelete(
   const [counted] = await deps.atomic([count.compile(), del.compile()]);
   return Number((counted!.rows[0] as { n: number } | undefined)?.n ?? 0);
 }
+
+/**
+ * Rows matching a filter A (its total `matching` from a count table) created within [from, to]:
+ * when fewer rows lie outside the dates (`all − inDays`, both from the day table) than match A,
+ * A's total minus A's rows outside the dates, read over created_at (`outside(range)`: cost ∝ the
+ * rows outside); otherwise `direct` (the plain count, cost ∝ A's rows). Worst case: both halves
+ * of the log, ~N/2 entries either way.
+ */
+export function countWithinDates(opts: {
+  log: 'login_log' | 'op_log';
+  /** The filter without the dates, for the rows outside them (a name column written `(+col)`, off its index). */
+  rest: RawBuilder<unknown>;
+  matching: RawBuilder<number>;
+  all: RawBuilder<number>;
+  inDays: RawBuilder<number> | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  /** The rows' usual count query (FROM and WHERE). */
+  direct: SelectQueryBuilder<any, any, any>;
+}): RawBuilder<number> | undefined {
+  const { all, inDays, from, to } = opts;
+  if (!inDays) return undefined;
+  const outside = (range: RawBuilder<unknown>) => sql<number>`(SELECT count(*) FROM ${sql.table(opts.log)} WHERE ${range} AND ${opts.rest})`;
+  let minus = sql<number>`0`;
+  if (from !== undefined) minus = sql<number>`${minus} + ${outside(sql`created_at < ${from}`)}`;
+  if (to !== undefined) minus = sql<number>`${minus} + ${outside(sql`created_at > ${to}`)}`;
+  const direct = sql<number>`(${opts.direct.select((eb) => eb.fn.countAll<number>().as('n'))})`;
+  return sql<number>`CASE WHEN ${all} - ${inDays} < ${opts.matching} THEN ${opts.matching} - (${minus}) ELSE ${direct} END`;
+}

@@ -163,6 +163,10 @@ export interface BlobsTable {
   created_at: string;
   /** When ref_count last dropped to 0 (null while referenced); the sweep removes it after the grace period. */
   unreferenced_at: string | null;
+  /** Set by an upload before it writes the bytes; the sweep does not claim a recently reserved row. */
+  reserved_at?: string | null;
+  /** Set by the sweep when it claims the row to delete its bytes; uploads wait for such a row to go. */
+  removing_at?: string | null;
 }
 
 export interface FilesTable {

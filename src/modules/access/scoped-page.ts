@@ -68,3 +68,15 @@ export async function scopedPage<S extends string, Row, R>(
   return { page, extra: rows.slice(n + m) };
 }
 
+
+/**
+ * The caller's data scope as ONE condition for a write over many rows (log clears): undefined for a
+ * known super admin. Where a batch is one round trip (D1) it is stated in SQL (`all`, or the
+ * narrower scope as subqueries SQLite runs once), so the write needs no read before it; elsewhere
+ * the scope is read first and bound as lists, as before.
+ */
+export async function scopeCondition(deps: Deps, auth: AuthUser, filter: ScopeFilter): Promise<RawBuilder<boolean> | undefined> {
+  if (knownSuperAdmin(auth)) return undefined;
+  if (!deps.readMany.oneTrip) return filter(await callerScope(deps, auth), auth.userId);
+  return sql<boolean>`(${scopeAll(auth.userId)} OR ${filter('sql', auth.userId)})`;
+}

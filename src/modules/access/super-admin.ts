@@ -60,3 +60,15 @@ export async function assertMayTouchSuperAdmin(deps: Deps, auth: AuthUser, touch
 export function superAdminOnly(deps: Deps, auth: AuthUser, touch: SuperAdminTouch): CompiledQuery[] {
   return auth.isSuperAdmin ? [] : [guardStatement(deps.db, 'super_admin_only', touchesSuperAdmin(touch))];
 }
+
+/** superAdminOnly for users given as an SQL list or subquery (none for a super admin). */
+export function superAdminOnlyAmong(deps: Deps, auth: AuthUser, userIds: RawBuilder<unknown>): CompiledQuery[] {
+  if (auth.isSuperAdmin) return [];
+  return [
+    guardStatement(
+      deps.db,
+      'super_admin_only',
+      sql`EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id IN ${userIds} AND r.code = ${SUPER_ADMIN_ROLE})`,
+    ),
+  ];
+}

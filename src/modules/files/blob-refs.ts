@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import type { BlobStore } from '../../core/ports.ts';
 import type { Budget } from '../maintenance/budget.ts';
+import { unavailable } from '../../core/errors.ts';
 
 /*
  * Reference counting between the `blobs` table and the blob store. The invariant is "never a row
@@ -13,10 +14,13 @@ import type { Budget } from '../maintenance/budget.ts';
  * racing a delete revives the row instead of losing its bytes.
  *
  * The sweep and an upload meet on one content key only when identical bytes arrive at the moment
- * the sweep removes a blob unreferenced for the whole grace period; a per-key lock orders
- * "commit blob + insert rows" against "remove row + delete blob" within one server process. (On
- * Workers, with many isolates, the residue of that race is a row whose blob was removed in the
- * same millisecond, which needs an identical upload at the instant of the sweep.)
+ * the sweep removes a blob unreferenced for the whole grace period. Within one process a per-key
+ * lock orders them; across processes or Workers isolates (no shared lock) the row orders them
+ * (migration 0011_ops_b): the sweep CLAIMS the row (removing_at) before it deletes the bytes and
+ * deletes the row after; an upload first RESERVES the row (reserved_at, refused while the row is
+ * claimed), then writes the bytes, then records the file. Bytes are therefore deleted only while
+ * their row is claimed, no upload can reserve a claimed row, and a sweep never claims a reserved
+ * one — whichever statement D1 runs first, the blob an upload references exists.
  */
 
 const locks = new WeakMap<BlobStore, Map<string, Promise<unknown>>>();
@@ -45,17 +49,64 @@ function withBlobLocks<T>(store: BlobStore, keys: readonly string[], fn: () => P
   return sorted.reduceRight<() => Promise<T>>((inner, key) => () => withBlobLock(store, key, inner), fn)();
 }
 
-/** Deletes the stored bytes of `key` unless a `blobs` row (a new reference) appeared meanwhile. */
-async function deleteBlobIfUnreferenced(deps: Deps, store: BlobStore, key: string): Promise<boolean> {
+/** A sweep's mark on the rows it is removing: its time (stale claims are taken over) and a nonce. */
+const claimOf = (now: number) => `${new Date(now).toISOString()} ${crypto.randomUUID()}`;
+
+/**
+ * Deletes the stored bytes of `key` unless a `blobs` row (a new reference or an upload's
+ * reservation) exists: it inserts a claimed row first, as the due sweep claims one, so an upload
+ * of the same bytes waits until the bytes and the claim are gone. 3 statements and store calls.
+ */
+async function deleteBlobIfUnreferenced(deps: Deps, store: BlobStore, key: string, now: number): Promise<boolean> {
   return withBlobLock(store, key, async () => {
-    const row = await deps.db.selectFrom('blobs').select('sha256').where('sha256', '=', key).executeTakeFirst();
-    if (row) return false;
+    const at = new Date(now).toISOString();
+    const claim = claimOf(now);
+    const claimed = await deps.db
+      .insertInto('blobs')
+      .values({ sha256: key, size: 0, ref_count: 0, created_at: at, unreferenced_at: at, removing_at: claim })
+      .onConflict((oc) => oc.column('sha256').doNothing())
+      .returning('sha256')
+      .executeTakeFirst();
+    if (!claimed) return false;
     await store.delete(key);
+    await deps.db.deleteFrom('blobs').where('sha256', '=', key).where('removing_at', '=', claim).execute();
     return true;
   });
 }
 
 const HOUR = 3_600_000;
+/** How long a reservation keeps the sweep off a row: far above an upload's put + insert. */
+const RESERVATION_MS = HOUR;
+/**
+ * A claim older than this belongs to a sweep that died between its statements (a Workers
+ * invocation cannot outlive 15 minutes): the next sweep takes it over and finishes the removal.
+ */
+const STALE_CLAIM_MS = HOUR;
+/** Pauses of an upload waiting for a sweep to finish removing the same content (~3 s in all). */
+const CLAIM_WAITS_MS = [25, 50, 100, 200, 400, 800, 1600];
+
+/**
+ * Reserves the `blobs` row of `key` (inserting it unreferenced when new), so no sweep claims it
+ * from now on, then writes the bytes with `commit`. While a sweep holds the row it waits for the
+ * row to go (the bytes are deleted by then, and `commit` writes them again), at most ~3 s, then
+ * refuses with 503. The caller records its file (ref_count + 1) after this returns.
+ */
+export async function reserveAndCommit(deps: Deps, key: string, size: number, commit: () => Promise<void>): Promise<void> {
+  const now = new Date(deps.clock.now()).toISOString();
+  const reserve = () =>
+    deps.db
+      .insertInto('blobs')
+      .values({ sha256: key, size, ref_count: 0, created_at: now, unreferenced_at: now, reserved_at: now })
+      .onConflict((oc) => oc.column('sha256').doUpdateSet({ reserved_at: now }).where('blobs.removing_at', 'is', null))
+      .returning('sha256')
+      .executeTakeFirst();
+  for (const [i, pause] of [0, ...CLAIM_WAITS_MS].entries()) {
+    if (pause) await new Promise((ok) => setTimeout(ok, pause));
+    if (await reserve()) return commit();
+    if (i === 0) deps.log.log('info', 'upload waits for the blob sweep removing the same content', { sha256: key });
+  }
+  throw unavailable(5, 'The same content is being removed by the storage sweep: try again in a few seconds');
+}
 /** Unreferenced blob rows removed per run at most. */
 const DUE_PER_RUN = 100;
 /** Stored keys compared with the blobs table per statement (D1 binds at most 100 parameters). */
@@ -80,28 +131,36 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
   let more = false;
 
   let unreferenced = 0;
-  // The select, then one delete statement and one store call for all of them: 3 of the budget.
-  const dueLimit = budget.limit - budget.used >= 3 ? DUE_PER_RUN : 0;
+  // The select, then one claim, one store call and one delete for all of them: 4 of the budget.
+  const dueLimit = budget.limit - budget.used >= 4 ? DUE_PER_RUN : 0;
   const due =
     dueLimit > 0 && budget.take()
       ? await db.selectFrom('blobs').select('sha256').where('ref_count', '=', 0).where('unreferenced_at', '<', expired).limit(dueLimit).execute()
       : [];
   if (due.length === dueLimit) more = true;
-  // The due rows go in ONE statement (re-checked in it: an upload may have revived a row since the
-  // select) and their content in ONE multi-key store call, under the per-key locks of all of them.
+  // The due rows are claimed in ONE statement (re-checked in it: an upload may have revived or
+  // reserved a row since the select), their content goes in ONE multi-key store call, then the
+  // claimed rows in ONE delete; under the per-key locks of all of them (see the top of the file).
   const keys = due.map((d) => d.sha256).sort();
-  if (keys.length > 0 && budget.take(2)) {
-    const list = sql<string>`(SELECT value FROM json_each(${JSON.stringify(keys)}))`;
+  if (keys.length > 0 && budget.take(3)) {
+    const list = (keys: string[]) => sql<string>`(SELECT value FROM json_each(${JSON.stringify(keys)}))`;
+    const claim = claimOf(now);
     unreferenced = await withBlobLocks(store, keys, async () => {
-      const { rows } = await sql<{ sha256: string }>`DELETE FROM blobs WHERE sha256 IN ${list} AND ref_count = 0
-        AND unreferenced_at < ${expired} AND NOT EXISTS (SELECT 1 FROM files WHERE files.sha256 = blobs.sha256)
+      const { rows } = await sql<{ sha256: string }>`UPDATE blobs SET removing_at = ${claim} WHERE sha256 IN ${list(keys)}
+        AND ref_count = 0 AND unreferenced_at < ${expired}
+        AND (reserved_at IS NULL OR reserved_at < ${new Date(now - RESERVATION_MS).toISOString()})
+        AND (removing_at IS NULL OR removing_at < ${new Date(now - STALE_CLAIM_MS).toISOString()})
+        AND NOT EXISTS (SELECT 1 FROM files WHERE files.sha256 = blobs.sha256)
         RETURNING sha256`.execute(db);
-      if (rows.length > 0) await store.deleteMany(rows.map((r) => r.sha256));
-      return rows.length;
+      if (rows.length === 0) return 0;
+      const claimed = rows.map((r) => r.sha256);
+      await store.deleteMany(claimed);
+      await sql`DELETE FROM blobs WHERE sha256 IN ${list(claimed)} AND removing_at = ${claim}`.execute(db);
+      return claimed.length;
     });
   } else if (keys.length > 0) more = true;
 
-  // Orphans: reading and saving the cursor take 2 calls; each check 1, each removal 2.
+  // Orphans: reading and saving the cursor take 2 calls; each check 1, each removal 3.
   let orphans = 0;
   let staging = 0;
   if (budget.take(2)) {
@@ -117,8 +176,8 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
       const known = new Set((await db.selectFrom('blobs').select('sha256').where('sha256', 'in', batch).execute()).map((r) => r.sha256));
       for (const key of batch) {
         if (!known.has(key)) {
-          if (!budget.take(2)) return false;
-          if (await deleteBlobIfUnreferenced(deps, store, key)) orphans++;
+          if (!budget.take(3)) return false;
+          if (await deleteBlobIfUnreferenced(deps, store, key, now)) orphans++;
         }
         position = key;
       }

@@ -5,7 +5,7 @@ import { containsPattern, whereContains, whereCreatedBetween } from '../../core/
 import type { BlobStore } from '../../core/ports.ts';
 import { isoNow } from '../../core/time.ts';
 import type { FilesTable } from '../../db/schema.ts';
-import { withBlobLock } from './blob-refs.ts';
+import { reserveAndCommit, withBlobLock } from './blob-refs.ts';
 import { fileExtension, sanitizeFileName } from './file-name.ts';
 import { FILE_SORT_COLUMNS, type FilePageInput } from './files.schemas.ts';
 import { imageLooksComplete } from './image-complete.ts';
@@ -159,7 +159,7 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
     const { db } = deps;
     const now = isoNow(deps.clock);
     const row = await withBlobLock(store, facts.sha256, async () => {
-      await staged.commit(facts.sha256);
+      await reserveAndCommit(deps, facts.sha256, facts.size, () => staged.commit(facts.sha256));
       const [, inserted] = await deps.atomic([
         db
           .insertInto('blobs')

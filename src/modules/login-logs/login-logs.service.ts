@@ -1,12 +1,12 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { createdBounds, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
-import { countByDays, countByPrefix, countedDelete } from '../../db/log-counts.ts';
+import { createdBounds, PREFIX_END, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { countByDays, countByPrefix, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
-import { callerScope, rowOfUserInScope, userColumnFilter } from '../access/data-scope.ts';
-import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
+import { rowOfUserInScope } from '../access/data-scope.ts';
+import { byUserColumn, scopeCondition, scopedPage } from '../access/scoped-page.ts';
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
@@ -56,7 +56,7 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
   };
   const options = (scope: RawBuilder<boolean> | undefined) => {
     // The count tables hold every row: they answer only for scope `all` (no scope condition).
-    const total = scope ? undefined : fromCountTables(p);
+    const total = scope ? undefined : fromCountTables(p, build(false, undefined));
     return {
       maxPageSize: deps.config.PAGE_SIZE_MAX,
       filtered: build(walkTime, scope),
@@ -90,20 +90,26 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
 /**
  * The exact total from the count tables (migration 0011) for the filters they answer: none,
  * status and/or a date range (per-day counts), a loginName prefix with or without status
- * (per-name counts). Undefined for the rest (ip, a name with a date range), counted the usual way.
+ * (per-name counts), an ip prefix alone (its index, or the complement), and a loginName prefix with
+ * a date range (the name's total minus its rows outside the dates, when those are fewer). Undefined
+ * for the rest (ip with anything else), counted the usual way. `direct` is that usual count.
  */
-function fromCountTables(p: LoginLogPageInput['params']) {
+function fromCountTables(p: LoginLogPageInput['params'], direct: SelectQueryBuilder<any, any, any>) {
   const { from, to } = createdBounds(p);
-  const byDays = (status = p.status) => countByDays('login_log_day_counts', 'login_log', { status, from, to });
+  const status = p.status;
+  const everyDay = countByDays('login_log_day_counts', 'login_log', { status })!;
+  const inDays = countByDays('login_log_day_counts', 'login_log', { status, from, to });
+  const dated = from !== undefined || to !== undefined;
   if (p.ip !== undefined) {
-    if (p.loginName !== undefined || from !== undefined || to !== undefined) return undefined;
-    const all = byDays();
-    return all && countByPrefix({ table: 'login_log', column: 'ip', nocase: false, text: p.ip, status: p.status, measure: 'count', total: all });
+    if (p.loginName !== undefined || dated) return undefined;
+    return countByPrefix({ table: 'login_log', column: 'ip', nocase: false, text: p.ip, status, measure: 'count', total: everyDay });
   }
-  if (p.loginName === undefined) return byDays();
-  if (from !== undefined || to !== undefined) return undefined;
-  const all = byDays();
-  return all && countByPrefix({ table: 'login_log_name_counts', column: 'login_name', nocase: true, text: p.loginName, status: p.status, measure: 'sum', total: all });
+  if (p.loginName === undefined) return inDays;
+  const matching = countByPrefix({ table: 'login_log_name_counts', column: 'login_name', nocase: true, text: p.loginName, status, measure: 'sum', total: everyDay });
+  if (!dated) return matching;
+  const name = sql`(+login_name) COLLATE NOCASE`;
+  const rest = sql`${name} >= ${p.loginName} AND ${name} < ${p.loginName + PREFIX_END}${status === undefined ? sql`` : sql` AND status = ${status}`}`;
+  return countWithinDates({ log: 'login_log', rest, matching, all: everyDay, inDays, from, to, direct });
 }
 
 /**
@@ -119,7 +125,7 @@ export async function deleteLoginLogs(deps: Deps, auth: AuthUser, ids: number[])
 
 /** Deletes every row in the caller's data scope (everything for scope `all`). */
 export async function clearLoginLogs(deps: Deps, auth: AuthUser): Promise<number> {
-  const scope = userColumnFilter(await callerScope(deps, auth), auth.userId, sql.ref('login_log.user_id'));
+  const scope = await scopeCondition(deps, auth, byUserColumn(sql.ref('login_log.user_id')));
   let q = deps.db.deleteFrom('login_log');
   let n = deps.db.selectFrom('login_log').select((eb) => eb.fn.countAll<number>().as('n'));
   if (scope) [q, n] = [q.where(scope), n.where(scope)];

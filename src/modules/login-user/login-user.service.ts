@@ -7,7 +7,8 @@ import { assertPasswordAllowed } from '../../core/password-policy.ts';
 import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
 import { toUser } from '../users/user.model.ts';
-import { FIND_USER_SQL, findUser } from '../users/users.repo.ts';
+import { FIND_USER_SQL, findUser, userRowQuery } from '../users/users.repo.ts';
+import { sql } from 'kysely';
 import type { PublicUserRow } from '../users/user.model.ts';
 import { callerScopeOf, callerScopeQuery } from '../access/data-scope.ts';
 import type { ProfileInput } from './login-user.schemas.ts';
@@ -128,32 +129,49 @@ export async function updateInfo(deps: Deps, auth: AuthUser, input: ProfileInput
   if (input.email !== undefined) set.email = input.email;
   if (input.phone !== undefined) set.phone = input.phone;
   if (input.avatar !== undefined) set.avatar = input.avatar;
-  await deps.db
-    .updateTable('users')
-    .set((eb) => ({ ...set, version: eb('version', '+', 1), updated_at: isoNow(deps.clock) }))
-    .where('id', '=', auth.userId)
-    .execute();
-  return toUser(await loadUser(deps, auth.userId));
+  // The write and the answer in one batch (one round trip on D1).
+  const [, read] = await deps.atomic([
+    deps.db
+      .updateTable('users')
+      .set((eb) => ({ ...set, version: eb('version', '+', 1), updated_at: isoNow(deps.clock) }))
+      .where('id', '=', auth.userId)
+      .compile(),
+    userRowQuery(deps, sql`${auth.userId}`),
+  ]);
+  const row = read?.rows[0] as PublicUserRow | undefined;
+  if (!row) throw notFound('User not found');
+  return toUser(row);
 }
 
 /** Changes the caller's password and ends every other session of theirs; this one stays. */
 export async function updatePassword(deps: Deps, auth: AuthUser, input: { oldPassword: string; newPassword: string }) {
-  const row = await deps.db.selectFrom('users').select(['password_hash', 'login_name']).where('id', '=', auth.userId).executeTakeFirst();
-  if (!row) throw notFound('User not found');
   // A stolen token must not become a way to guess the password: wrong old passwords are throttled
   // like logins, counted before the hash so a parallel burst is refused as it arrives.
   const key = `password-change:${auth.userId}`;
-  const lockMs = await lockedFor(deps, [key]);
+  // The row and the lock state are independent reads: sent together (one round trip).
+  const [row, lockMs] = await Promise.all([
+    deps.db.selectFrom('users').select(['password_hash', 'login_name']).where('id', '=', auth.userId).executeTakeFirst(),
+    lockedFor(deps, [key]),
+  ]);
+  if (!row) throw notFound('User not found');
   if (lockMs > 0) throw tooMany(lockMs / 1000, 'Too many wrong passwords, try again later');
   const counted = await hit(deps, key, NAME_RULE);
   if (counted.count > NAME_RULE.limit) throw tooMany((Date.parse(counted.lockedUntil ?? '') - deps.clock.now()) / 1000 || 1, 'Too many wrong passwords, try again later');
   if (!(await deps.hasher.verify(row.password_hash, input.oldPassword))) throw badRequest('oldPassword: is incorrect');
-  await deps.db.deleteFrom('rate_limits').where('key', '=', key).execute();
-  assertPasswordAllowed(input.newPassword, row.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
-  if (input.newPassword === input.oldPassword) throw badRequest('newPassword: must differ from the old password');
+  // The right old password clears the counter: in the write's batch, or on its own when the new
+  // password is refused (the counter is cleared either way, as before).
+  const clear = deps.db.deleteFrom('rate_limits').where('key', '=', key).compile();
+  try {
+    assertPasswordAllowed(input.newPassword, row.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
+    if (input.newPassword === input.oldPassword) throw badRequest('newPassword: must differ from the old password');
+  } catch (err) {
+    await deps.atomic([clear]);
+    throw err;
+  }
   const hash = await deps.hasher.hash(input.newPassword);
   const now = isoNow(deps.clock);
   await deps.atomic([
+    clear,
     deps.db
       .updateTable('users')
       .set((eb) => ({ password_hash: hash, version: eb('version', '+', 1), updated_at: now }))

@@ -2,17 +2,16 @@ import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from '
 import type { Deps } from '../../deps.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
-import { createdBounds, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
-import { countByDays, countByKeys, countByPrefix, countedDelete } from '../../db/log-counts.ts';
+import { createdBounds, PREFIX_END, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { countByDays, countByKeys, countByPrefix, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
-import { callerScope, rowOfUserInScope } from '../access/data-scope.ts';
-import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
+import { rowOfUserInScope } from '../access/data-scope.ts';
+import { byUserColumn, scopeCondition, scopedPage } from '../access/scoped-page.ts';
 
 /** Rows concern their operator; rows with no known operator only under scope `all`. */
 const OP_SCOPE = byUserColumn(sql.ref('op_log.operator_id'));
-const opScope = async (deps: Deps, auth: AuthUser) => OP_SCOPE(await callerScope(deps, auth), auth.userId);
 
 const SORT = {
   createdAt: 'created_at',
@@ -73,7 +72,7 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
       return whereCreatedBetween(qb, 'created_at', p);
     };
     // The count tables hold every row: they answer only for scope `all` (no scope condition).
-    const total = scope ? undefined : fromCountTables(p);
+    const total = scope ? undefined : fromCountTables(p, build(false));
     return {
       maxPageSize: deps.config.PAGE_SIZE_MAX,
       filtered: build(walkTime),
@@ -92,18 +91,34 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
 /**
  * The exact total from the count tables (migration 0011) for the filters they answer, each with or
  * without status: none or a date range (per-day counts), module and/or action (per-module counts),
- * an operatorName prefix (per-name counts). Undefined for mixes of those, counted the usual way.
+ * an operatorName prefix (per-name counts); a module/action or a name with a date range as its
+ * total minus its rows outside the dates when those are fewer. Undefined for module/action with a
+ * name, counted the usual way. `direct` is that usual count.
  */
-function fromCountTables(p: OpLogPageInput['params']) {
+function fromCountTables(p: OpLogPageInput['params'], direct: SelectQueryBuilder<any, any, any>) {
   const { from, to } = createdBounds(p);
+  const status = p.status;
   const dated = from !== undefined || to !== undefined;
   const byModule = p.module !== undefined || p.action !== undefined;
   const byName = p.operatorName !== undefined;
-  if (Number(dated) + Number(byModule) + Number(byName) > 1) return undefined;
-  if (byModule) return countByKeys('op_log_module_counts', { module: p.module, action: p.action, status: p.status });
-  const all = countByDays('op_log_day_counts', 'op_log', { status: p.status, from, to });
-  if (!byName || !all) return all;
-  return countByPrefix({ table: 'op_log_name_counts', column: 'operator_name', nocase: true, text: p.operatorName!, status: p.status, measure: 'sum', total: all });
+  const everyDay = countByDays('op_log_day_counts', 'op_log', { status })!;
+  const inDays = countByDays('op_log_day_counts', 'op_log', { status, from, to });
+  if (byModule && byName) return undefined;
+  if (!byModule && !byName) return inDays;
+  const statusIs = status === undefined ? sql`` : sql` AND status = ${status}`;
+  let matching: RawBuilder<number>;
+  let rest: RawBuilder<unknown>;
+  if (byModule) {
+    matching = countByKeys('op_log_module_counts', { module: p.module, action: p.action, status });
+    const eq = (col: string, v: string | undefined) => (v === undefined ? sql`` : sql` AND ${sql.ref(col)} = ${v}`);
+    rest = sql`1${eq('module', p.module)}${eq('action', p.action)}${statusIs}`;
+  } else {
+    matching = countByPrefix({ table: 'op_log_name_counts', column: 'operator_name', nocase: true, text: p.operatorName!, status, measure: 'sum', total: everyDay });
+    const name = sql`(+operator_name) COLLATE NOCASE`;
+    rest = sql`${name} >= ${p.operatorName} AND ${name} < ${p.operatorName + PREFIX_END}${statusIs}`;
+  }
+  if (!dated) return matching;
+  return countWithinDates({ log: 'op_log', rest, matching, all: everyDay, inDays, from, to, direct });
 }
 
 export async function opLogDetail(deps: Deps, auth: AuthUser, id: number) {
@@ -127,7 +142,7 @@ export async function deleteOpLogs(deps: Deps, auth: AuthUser, ids: number[]): P
  * so a cleared log still shows who cleared it.
  */
 export async function clearOpLogs(deps: Deps, auth: AuthUser): Promise<number> {
-  const scope = await opScope(deps, auth);
+  const scope = await scopeCondition(deps, auth, OP_SCOPE);
   let q = deps.db.deleteFrom('op_log');
   let n = deps.db.selectFrom('op_log').select((eb) => eb.fn.countAll<number>().as('n'));
   if (scope) [q, n] = [q.where(scope), n.where(scope)];

@@ -9,7 +9,7 @@ import { idList, missingIds, unknownIdsMessage } from '../../db/id-list.ts';
 import { NAME_RULE } from '../auth/login.service.ts';
 import { hit, lockedFor } from '../auth/rate-limit.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../access/held.ts';
-import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly } from '../access/super-admin.ts';
+import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../access/super-admin.ts';
 import { toUser } from './user.model.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
 import type { PublicUserRow } from './user.model.ts';
@@ -274,30 +274,36 @@ export async function deleteUsers(deps: Deps, auth: AuthUser, ids: number[]) {
   const { db } = deps;
   if (ids.includes(auth.userId)) throw badRequest('ids: you cannot delete your own account');
   // Users outside the caller's scope are treated exactly like unknown ids: skipped. Acted on are
-  // the ids in scope when read AND still in scope when the batch runs.
-  const visible = auth.isSuperAdmin
-    ? ids
-    : (
-        await db
-          .selectFrom('users')
-          .select('id')
-          .where('id', 'in', idList(ids))
-          .where(userInScope(auth.userId, sql.ref('users.id'), sql.ref('users.org_id')))
-          .execute()
-      ).map((r) => r.id);
-  if (visible.length === 0) return;
-  await assertMayTouchSuperAdmin(deps, auth, { userIds: visible }, ONLY_SUPER.delete);
+  // the ids in scope when the batch runs; every rule is a guard in it, so nothing is read before
+  // it, and the early checks run only to explain a refusal (explainedWrite).
+  const checks = async () => {
+    const visible = auth.isSuperAdmin
+      ? ids
+      : (
+          await db
+            .selectFrom('users')
+            .select('id')
+            .where('id', 'in', idList(ids))
+            .where(userInScope(auth.userId, sql.ref('users.id'), sql.ref('users.org_id')))
+            .execute()
+        ).map((r) => r.id);
+    if (visible.length > 0) await assertMayTouchSuperAdmin(deps, auth, { userIds: visible }, ONLY_SUPER.delete);
+  };
   const targets = auth.isSuperAdmin
-    ? idList(visible)
-    : sql<number>`(SELECT dv.id FROM users dv WHERE dv.id IN ${idList(visible)} AND ${userInScope(auth.userId, sql.ref('dv.id'), sql.ref('dv.org_id'))})`;
-  await accessWrite(deps, [
-    ...superAdminOnly(deps, auth, { userIds: visible }),
-    ...userAuthorityGuard(deps, auth, targets),
-    db.deleteFrom('sessions').where('user_id', 'in', targets).compile(),
-    db.deleteFrom('user_role').where('user_id', 'in', targets).compile(),
-    db.deleteFrom('users').where('id', 'in', targets).compile(),
-    lastSuperAdminGuard(deps),
-  ], { superAdminOnly: ONLY_SUPER.delete, outsideAuthority: USER_OUTSIDE });
+    ? idList(ids)
+    : sql<number>`(SELECT dv.id FROM users dv WHERE dv.id IN ${idList(ids)} AND ${userInScope(auth.userId, sql.ref('dv.id'), sql.ref('dv.org_id'))})`;
+  await explainedWrite(
+    () =>
+      accessWrite(deps, [
+        ...superAdminOnlyAmong(deps, auth, targets),
+        ...userAuthorityGuard(deps, auth, targets),
+        db.deleteFrom('sessions').where('user_id', 'in', targets).compile(),
+        db.deleteFrom('user_role').where('user_id', 'in', targets).compile(),
+        db.deleteFrom('users').where('id', 'in', targets).compile(),
+        lastSuperAdminGuard(deps),
+      ], { superAdminOnly: ONLY_SUPER.delete, outsideAuthority: USER_OUTSIDE }),
+    checks,
+  );
 }
 
 /**
@@ -339,13 +345,20 @@ export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: 
  */
 export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: number; newPassword: string }) {
   const { db } = deps;
+  // The user is read first (the password rule needs their login name); the super-admin rule is a
+  // guard of the batch, checked early only to explain a refusal or a refused password.
   const user = await requireUser(deps, auth, input.id);
   const touch = { userIds: [input.id] };
-  await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.resetPassword);
-  assertPasswordAllowed(input.newPassword, user.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
+  const checks = () => assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.resetPassword);
+  try {
+    assertPasswordAllowed(input.newPassword, user.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
+  } catch (err) {
+    await checks();
+    throw err;
+  }
   const hash = await deps.hasher.hash(input.newPassword);
   const now = isoNow(deps.clock);
-  await accessWrite(
+  await explainedWrite(() => accessWrite(
     deps,
     [
       ...superAdminOnly(deps, auth, touch),
@@ -359,7 +372,7 @@ export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: num
       revokeSessions(deps, [input.id], now),
     ],
     { superAdminOnly: ONLY_SUPER.resetPassword, outOfScope: 'User not found', outsideAuthority: USER_OUTSIDE },
-  );
+  ), checks);
 }
 
 /**

@@ -1,0 +1,53 @@
+/**
+ * The worst case of the login-log name-prefix total (src/db/log-counts.ts): every row a distinct
+ * name (failed logins with made-up names), and a prefix matching half of them, so both the keys in
+ * range and the complement hold ~N/2 keys. Compares the count-table total with the plain COUNT
+ * over the (login_name NOCASE, created_at) index on the same rows.
+ * `bun bench/log-counts-worst.ts [rows=1000000] [iterations=50]`
+ */
+import { loadavg } from 'node:os';
+import { makeTestApp } from '../test/support/app.ts';
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+export async function run(rows = 1_000_000, iterations = 50) {
+  const t = await makeTestApp();
+  const started = performance.now();
+  t.sqlite.run(
+    `INSERT INTO login_log (login_name, status, msg, ip, created_at)
+     WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${rows})
+     SELECT CASE i % 2 WHEN 0 THEN 'a' ELSE 'b' END || printf('%07d', i), 'failure', 'm', '10.0.0.1',
+            strftime('%Y-%m-%dT%H:%M:%fZ', 1790000000 - 31536000 + i * (31536000.0 / ${rows}), 'unixepoch') FROM k`,
+  );
+  t.sqlite.run('ANALYZE');
+  console.log(`seeded ${rows} rows with distinct names in ${(performance.now() - started).toFixed(0)} ms`);
+  const token = await t.login();
+  const time = async (label: string, body: unknown, direct?: string) => {
+    const times: number[] = [];
+    let total = 0;
+    for (let i = 0; i < iterations; i++) {
+      const s = performance.now();
+      if (direct) total = (t.sqlite.query(direct).get() as { n: number }).n;
+      else {
+        const r = await t.call('POST', '/app/sysLoginLog/page', { token, body });
+        total = r.data.total;
+      }
+      times.push(performance.now() - s);
+    }
+    times.sort((a, b) => a - b);
+    return { case: label, p50: +pct(times, 50).toFixed(2), p99: +pct(times, 99).toFixed(2), total };
+  };
+  const results = [
+    await time('page, loginName "a" (50% of rows, 50% of keys)', { params: { loginName: 'a' } }),
+    await time('plain COUNT of the same rows (the index walk)', {}, `SELECT count(*) AS n FROM login_log WHERE login_name COLLATE NOCASE >= 'a' AND login_name COLLATE NOCASE < 'a' || char(1114111)`),
+    await time('page, loginName "a00" (5% of rows)', { params: { loginName: 'a00' } }),
+    await time('page, loginName "a" + searchCount=false', { params: { loginName: 'a' }, searchCount: false }),
+  ];
+  console.log(`\n${iterations} requests each; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.table(results);
+}
+
+if (import.meta.main) {
+  const [rows, iterations] = process.argv.slice(2).map(Number);
+  await run(rows, iterations);
+}
