@@ -14,7 +14,9 @@
  *  3. puts every blob into R2 under the key the Worker reads (`blobs/<sha256>`), with its checksum;
  *  4. loads the rows in ONE `wrangler d1 execute --file`: deletes of every table (the migrations
  *     seed menus and roles), then multi-row INSERTs under D1's 100 KB statement limit, in foreign
- *     key order, and the AUTOINCREMENT high-water marks (so no deleted id is handed out again).
+ *     key order, the rebuild of each table kept by triggers (src/db/derived-tables.ts: loading
+ *     their rows too would count twice), and the AUTOINCREMENT high-water marks (so no deleted id
+ *     is handed out again).
  *     Locally wrangler runs the file as one batch, remotely as one import: all or nothing.
  *     `d1_migrations` is the target's own (the schemas were checked equal);
  *  5. counts the rows of every table through wrangler and compares them with the snapshot.
@@ -26,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../src/adapters/bun/migrate.ts';
 import { DATABASE_MEMBER } from '../src/adapters/server/backup-archive.ts';
+import { DERIVED_TABLES } from '../src/db/derived-tables.ts';
 import type { BackupManifest } from '../src/core/ports.ts';
 import { RestoreRefused, unpack, verify } from './restore.ts';
 
@@ -157,6 +160,17 @@ export function dataSql(db: Database): { sql: string; counts: Record<string, num
   const counts: Record<string, number> = {};
   let statements = lines.length;
   for (const t of tables) {
+    counts[t] = 0;
+    // Kept by triggers while the rows load, and rebuilt once at the end (see derived-tables.ts): a
+    // rebuild also drops rows the triggers leave behind (an organisation whose users all left, n = 0).
+    if (Object.hasOwn(DERIVED_TABLES, t)) {
+      // The rows the rebuild will leave (a kept table may hold rows a rebuild drops, e.g. n = 0).
+      db.run('SAVEPOINT derived');
+      db.run(DERIVED_TABLES[t]!.rebuild);
+      counts[t] = (db.query(`SELECT count(*) AS n FROM ${ident(t)}`).get() as { n: number }).n;
+      db.run('ROLLBACK TO derived; RELEASE derived');
+      continue;
+    }
     const cols = (db.query(`SELECT name FROM pragma_table_info(?) ORDER BY cid`).all(t) as { name: string }[]).map((r) => r.name);
     const head = `INSERT INTO ${ident(t)} (${cols.map(ident).join(', ')}) VALUES `;
     const tuple = `'(' || ${cols.map((c) => `quote(${ident(c)})`).join(" || ', ' || ")} || ')'`;
@@ -169,7 +183,6 @@ export function dataSql(db: Database): { sql: string; counts: Record<string, num
       batch = [];
       bytes = Buffer.byteLength(head);
     };
-    counts[t] = 0;
     if (derived.has(t.toLowerCase())) {
       // Compared after the load like every table: the triggers must have rebuilt the same keys.
       counts[t] = (db.query(`SELECT count(*) AS n FROM ${ident(t)}`).get() as { n: number }).n;
@@ -187,6 +200,11 @@ export function dataSql(db: Database): { sql: string; counts: Record<string, num
       counts[t]++;
     }
     flush();
+  }
+  for (const t of tables) {
+    if (!Object.hasOwn(DERIVED_TABLES, t)) continue;
+    lines.push(DERIVED_TABLES[t]!.rebuild);
+    statements += DERIVED_TABLES[t]!.rebuild.split(';').filter((q) => q.trim()).length;
   }
   // AUTOINCREMENT high-water marks: ids deleted on the Bun install must stay unused on Workers too.
   const seqs = db.query(`SELECT name, seq FROM sqlite_sequence WHERE name <> 'd1_migrations'`).all() as { name: string; seq: number }[];

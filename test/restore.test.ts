@@ -40,6 +40,7 @@ async function json(res: Response) {
 let archive = '';
 let token = '';
 let fileId = 0;
+let orgId = 0;
 
 describe('backup on one install, restore into another', () => {
   test('same users, files and tokens after the restore', async () => {
@@ -51,6 +52,10 @@ describe('backup on one install, restore into another', () => {
     const form = new FormData();
     form.append('file', new File(['restored bytes'], 'restored.txt', { type: 'text/plain' }));
     fileId = (await json(await fetch(`${s.base}/app/sysFile/upload`, { method: 'POST', headers: auth, body: form }))).data.id;
+    // A user in an organisation: its count (org_user_counts, kept by triggers) must come along.
+    const postA = async (path: string, body: unknown) => (await json(await fetch(`${s.base}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }))).data;
+    orgId = (await postA('/app/sysOrg/add', { name: 'Restored org', code: 'restored' })).id;
+    expect((await postA('/app/sysUser/add', { loginName: 'inorg', password: PASSWORD, orgId })).orgId).toBe(orgId);
     const backup = await json(await fetch(`${s.base}/app/sysBackup/create`, { method: 'POST', headers: auth }));
     expect(backup.data.status).toBe('done');
     archive = join(a.BACKUP_DIR, backup.data.name);
@@ -61,7 +66,7 @@ describe('backup on one install, restore into another', () => {
     expect(r.status).toBe(0);
     expect(r.out).toContain(`Restored ${backup.data.name}`);
     expect(r.out).toContain('blobs: 1 added, 0 already present');
-    expect(r.out).toMatch(/rows: .*users 1/);
+    expect(r.out).toMatch(/rows: .*users 2/);
     expect(readdirSync(join(dir, 'b')).filter((n) => n.startsWith('.'))).toEqual([]); // no staging or aside left
 
     const t = await startServer(b, children);
@@ -77,6 +82,12 @@ describe('backup on one install, restore into another', () => {
     }
     const relog = await fetch(`${t.base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ loginName: 'admin', password: PASSWORD }) });
     expect(relog.status).toBe(200);
+    // The organisation's count came along with its triggers: the page totals from it, and a new user counts.
+    const postB = async (path: string, body: unknown) => (await json(await fetch(`${t.base}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }))).data;
+    const inOrg = await postB('/app/sysUser/page', { params: { orgId } });
+    expect([inOrg.total, inOrg.records.map((u: { loginName: string }) => u.loginName)]).toEqual([1, ['inorg']]);
+    await postB('/app/sysUser/add', { loginName: 'inorg2', password: PASSWORD, orgId });
+    expect((await postB('/app/sysUser/page', { params: { orgId } })).total).toBe(2);
     // The backup that made the archive was running inside its own snapshot: it is not left running.
     const page = await json(await fetch(`${t.base}/app/sysBackup/page`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' }));
     expect(page.data.records.map((x: { status: string }) => x.status)).toEqual(['failed']);

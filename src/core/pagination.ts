@@ -151,6 +151,10 @@ export interface PageOptions<S extends string, Row, R> {
    *   (that one walk), sorts them for the page, and their number is the total.
    */
   matchFirst?: SelectQueryBuilder<any, any, any>;
+  /** The count's own condition, when it differs from the rows' (default: gate). */
+  countGate?: RawBuilder<unknown>;
+  /** The count comes from elsewhere (e.g. read with the caller's scope): no count statement; finish() takes its row (`n`) second, as always. */
+  countedElsewhere?: boolean;
 }
 
 /** Rows of the sort order a part-of search probes before it collects every match instead (PageOptions.matchFirst). */
@@ -170,7 +174,8 @@ export interface PageStatements<R> {
 export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, opts: PageOptions<S, Row, R>): PageStatements<R> {
   if (req.pageSize > opts.maxPageSize) throw badRequest(`pageSize: must be at most ${opts.maxPageSize}`);
   const column = opts.sortColumns[req.sortField ?? opts.defaultSort];
-  const gated = (n: number) => (opts.gate ? sql<number>`CASE WHEN ${opts.gate} THEN ${n} ELSE 0 END` : n);
+  const gatedBy = (gate: RawBuilder<unknown> | undefined, n: number) => (gate ? sql<number>`CASE WHEN ${gate} THEN ${n} ELSE 0 END` : n);
+  const gated = (n: number) => gatedBy(opts.gate, n);
   const ordered = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q, limit: number | RawBuilder<number> = req.pageSize): Q =>
     qb
       .orderBy(typeof column === 'string' ? sql.ref(column) : column, req.sortOrder)
@@ -206,7 +211,10 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
     };
   }
   const statements: ReadStatement[] = [rowsQuery(gated(req.pageSize)).compile()];
-  if (req.searchCount) statements.push((opts.gate ? countQuery.limit(gated(1)) : countQuery).compile());
+  if (req.searchCount && !opts.countedElsewhere) {
+    const countGate = 'countGate' in opts ? opts.countGate : opts.gate;
+    statements.push((countGate ? countQuery.limit(gatedBy(countGate, 1)) : countQuery).compile());
+  }
   return {
     statements,
     finish: ([rows = [], counted = []]) => pageOf(rows as Row[], Number((counted[0] as { n?: number } | undefined)?.n ?? 0)),

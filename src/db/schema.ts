@@ -17,6 +17,8 @@ export interface Database {
   maintenance_cursors: { name: string; position: string; updated_at: string };
   orgs: OrgsTable;
   org_closure: { ancestor_id: number; descendant_id: number; depth: number };
+  /** Users per organisation, kept by triggers (0010); never written by the app. */
+  org_user_counts: { org_id: number; n: number };
   role_scope_org: { role_id: number; org_id: number };
   backups: BackupsTable;
 }

@@ -115,7 +115,7 @@ type ScopeRow = { all_: number; orgs: string | null; self_: number };
  * `?1`'s effective scope in one row (all_, orgs as a JSON list, self_), from the same fragments as
  * the guards: one constant text, compiled once, so the statement stays prepared and planned.
  */
-const CALLER_SCOPE_SQL = (() => {
+export const CALLER_SCOPE_SQL = (() => {
   const c = sql.raw('?1');
   return sqlText(sql`SELECT ${scopeAll(c)} AS all_, (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) AS orgs, ${scopeSelf(c)} AS self_`);
 })();

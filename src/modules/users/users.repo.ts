@@ -2,11 +2,11 @@ import { sql, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } fro
 import { guardStatement } from '../../db/guards.ts';
 import type { Deps } from '../../deps.ts';
 import { idList } from '../../db/id-list.ts';
-import { pageStatements, runPage, whereContains, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
-import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow } from './user.model.ts';
+import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, type PageOptions, type PageStatements } from '../../core/pagination.ts';
+import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import { callerScopeOf, callerScopeQuery, scopeAll, scopeFilter, scopeOrgs, userInScope, type CallerScope } from '../access/data-scope.ts';
+import { CALLER_SCOPE_SQL, callerScopeOf, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userInScope, type CallerScope } from '../access/data-scope.ts';
 import { sqlText } from '../../db/sql-text.ts';
 
 export const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?`;
@@ -95,19 +95,81 @@ const SORT_COLUMNS = {
 /** Users in scope beyond which walking the sort order beats sorting every match. */
 const BROAD = 1000;
 
+/** How many users the organisations `orgs` (an SQL subquery or list of org ids) hold: the sum of their counts, kept by triggers (0010). */
+const usersOfOrgs = (orgs: RawBuilder<unknown>) => sql<number>`(SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN ${orgs})`;
+
 /**
- * How many users (up to `?2`) the organisations of `?1`'s scope hold, reading at most `?2` index
- * entries; nothing at all when the scope is `all` (then no probe is needed). One constant text.
+ * `?1`'s scope (CALLER_SCOPE_SQL's row) and `users_n`, how many users its organisations hold (their
+ * counts summed over the list that row holds: exact, and the scope is evaluated once); NULL when
+ * the scope is `all`. One constant text. It tells a broad scope from a narrow one, and is the total
+ * of a page filtered by nothing but the scope.
  */
-const SCOPE_SIZE_SQL = (() => {
-  const c = sql.raw('?1');
-  return sqlText(sql`SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE NOT ${scopeAll(c)} AND org_id IN ${scopeOrgs(c)} LIMIT +?2)`);
-})();
+const USERS_SCOPE_SQL = `WITH s AS MATERIALIZED (${CALLER_SCOPE_SQL})
+  SELECT s.*, CASE WHEN s.all_ THEN NULL ELSE (SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN (SELECT value FROM json_each(s.orgs))) END AS users_n FROM s`;
+
+/** "That organisation and everything below it" (the page's `orgId`), as a subquery; bound through `+` (no STAT4 re-planning). */
+const orgAndBelow = (orgId: number) => sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${orgId})`;
+
+/** The page's options over these rows (`unsearched`: the same without the part-of search, for PageOptions.matchFirst). */
+type PageOptionsOf = (filteredRows: Query, countedRows: Query, unsearched?: Query) => PageOptions<keyof typeof SORT_COLUMNS, any, User>;
+
+/** How to read a page of users of many organisations: walk the sort order and keep the matches, or read their org-index entries and sort. */
+type Plan = 'walk' | 'sort';
+const planFor = (size: number): Plan => (size >= BROAD ? 'walk' : 'sort');
+
+/**
+ * A page of the users of the organisations `orgs` with no other filter. Its total is the sum of
+ * their counts (no user is counted), and the rows come from the plan that suits the size: a broad
+ * set walks the sort order's index and keeps the matches (the first page within a few dozen rows;
+ * `+org_id` keeps the planner off the org index), a narrow one reads its (org_id, created_at)
+ * entries and sorts at most BROAD rows. Given a `plan`, one statement, and the count is the
+ * caller's to give finish() (read elsewhere); otherwise both plans go in the same batch, each
+ * gated (LIMIT 0 unless `gate` and its size hold), with the sum as the count.
+ */
+function orgsPage(
+  deps: Deps,
+  req: UserPageInput,
+  options: PageOptionsOf,
+  orgs: RawBuilder<unknown>,
+  { gate, plan }: { gate?: RawBuilder<unknown>; plan?: Plan } = {},
+): PageStatements<User> {
+  const of = (col: RawBuilder<unknown>) => deps.db.selectFrom('users').where(sql<boolean>`${col} IN ${orgs}`);
+  const walk = options(of(sql`(+users.org_id)`), of(sql.ref('users.org_id')));
+  const sorted = options(of(sql.ref('users.org_id')), of(sql.ref('users.org_id')));
+  if (plan) return pageStatements(req, { ...(plan === 'walk' ? walk : sorted), gate, countedElsewhere: true });
+  const size = usersOfOrgs(orgs);
+  const when = (cond: RawBuilder<unknown>) => (gate ? sql`(${gate}) AND ${cond}` : cond);
+  const broad = pageStatements(req, { ...walk, gate: when(sql`${size} >= ${BROAD}`), count: deps.db.selectNoFrom(size.as('n')), countGate: gate });
+  const narrow = pageStatements({ ...req, searchCount: false }, { ...sorted, gate: when(sql`${size} < ${BROAD}`) });
+  return {
+    statements: [...broad.statements, ...narrow.statements],
+    finish: (results) => {
+      const [broadRows = [], ...rest] = results;
+      const narrowRows = results[broad.statements.length] ?? [];
+      return broad.finish([broadRows.length > 0 ? broadRows : narrowRows, ...rest.slice(0, broad.statements.length - 1)]);
+    },
+  };
+}
+
+/**
+ * Per app (its config object: the database paths can be per request, under read replication) and caller, the plan their last users page found for their scope
+ * (organisations only). A HINT, not a cache of answers: it only chooses which statements go out
+ * in the first batch; the batch reads the scope again, and a wrong or stale hint (a moved caller,
+ * a new role) costs a second trip, never a wrong page. Bounded: emptied at HINTS_MAX callers.
+ */
+const planHints = new WeakMap<object, Map<number, Plan>>();
+const HINTS_MAX = 10_000;
+function hintsOf(deps: Deps): Map<number, Plan> {
+  let hints = planHints.get(deps.config);
+  if (!hints) planHints.set(deps.config, (hints = new Map()));
+  return hints;
+}
 
 /**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
- * below it (one closure-table range). The scope is read once and bound as a list, so the planner
- * sees plain `org_id IN (…)` on the (org_id, created_at) index.
+ * below it (one closure-table range). A page filtered by organisations only (the scope's, `orgId`'s)
+ * is counted from org_user_counts (see orgsPage); otherwise the scope is read once and bound as a
+ * list, so the planner sees plain `org_id IN (…)` on the (org_id, created_at) index.
  */
 export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
   const p = req.params;
@@ -115,9 +177,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     let q: Query = deps.db.selectFrom('users');
     const scope = callerSees && scopeFilter(callerSees, auth.userId, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
     if (scope) q = q.where(scope);
-    if (p.orgId !== undefined) {
-      q = q.where('users.org_id', 'in', sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = ${p.orgId})`);
-    }
+    if (p.orgId !== undefined) q = q.where('users.org_id', 'in', orgAndBelow(p.orgId));
     // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
     // the nick name is free text and matches anywhere.
     q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
@@ -132,7 +192,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     }
     return whereCreatedBetween(q, 'users.created_at', p);
   };
-  const options = (filteredRows: Query, countedRows: Query, unsearched: Query) => ({
+  const options: PageOptionsOf = (filteredRows, countedRows, unsearched) => ({
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: filteredRows,
     counted: countedRows,
@@ -143,24 +203,47 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
     map: toUser,
     matchFirst: p.nickName !== undefined ? unsearched : undefined,
   });
+  // Filtered by organisations only (`orgId` and/or the scope's): served by orgsPage.
+  const orgsOnly = Object.entries(p).every(([key, value]) => key === 'orgId' || value === undefined);
+  // The page as a caller of scope `all` sees it (on the condition `gate`, when given).
+  const unscoped = (gate?: RawBuilder<unknown>) =>
+    orgsOnly && p.orgId !== undefined ? orgsPage(deps, req, options, orgAndBelow(p.orgId), { gate }) : pageStatements(req, { ...options(filtered(undefined), filtered(undefined), filtered(undefined, false, false)), gate });
+  const run = async (page: PageStatements<User>) => page.finish(await deps.readMany(page.statements));
   // A known super admin: the page, unfiltered.
-  if (knownSuperAdmin(auth)) return runPage(deps.readMany, req, options(filtered(undefined), filtered(undefined), filtered(undefined, false, false)));
+  if (knownSuperAdmin(auth)) return run(unscoped());
   // Otherwise one batch (which carries the deferred auth row, see http/auth-gate.ts): the caller's
-  // scope, the size probe, and the page as a caller of scope `all` sees it ON THE CONDITION, in
-  // SQL, that this caller's scope is `all` (a super admin or an `all` role): for anyone else those
-  // statements read nothing. Only a narrower scope needs a second trip, with its scope bound.
-  const all = scopeAll(auth.userId);
-  const unscoped = pageStatements(req, { ...options(filtered(undefined), filtered(undefined), filtered(undefined, false, false)), gate: all });
-  const [scopeRows = [], probeRows = [], ...pageRows] = await deps.readMany([
-    callerScopeQuery(auth.userId),
-    { sql: SCOPE_SIZE_SQL, parameters: [auth.userId, BROAD] },
-    ...unscoped.statements,
-  ]);
+  // scope with its size, and the page speculatively, ON THE CONDITION in SQL that it is the right
+  // one (for anyone else those statements read nothing): as the caller's last page found their
+  // scope (organisations only, of that size; the scope is a subquery there), or else as a caller
+  // of scope `all` sees it. Only a miss needs a second trip, with the scope as read then.
+  const hints = hintsOf(deps);
+  const hinted = orgsOnly && p.orgId === undefined ? hints.get(auth.userId) : undefined;
+  const first = hinted
+    ? orgsPage(deps, req, options, scopeOrgs(auth.userId), { plan: hinted, gate: sql`NOT ${scopeAll(auth.userId)} AND NOT ${scopeSelf(auth.userId)}` })
+    : unscoped(scopeAll(auth.userId));
+  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: USERS_SCOPE_SQL, parameters: [auth.userId] }, ...first.statements]);
   const callerSees = callerScopeOf(scopeRows[0]);
-  if (callerSees.all) return unscoped.finish(pageRows);
+  const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
+  if (callerSees.all || callerSees.self) hints.delete(auth.userId);
+  else {
+    if (hints.size >= HINTS_MAX) hints.clear();
+    hints.set(auth.userId, planFor(size));
+  }
+  if (callerSees.all) return hinted ? run(unscoped()) : first.finish(pageRows);
+  // Organisations only, and a scope of organisations only (no "self" row on top): counted from
+  // org_user_counts over the scope's organisations (those under `orgId`, if given).
+  if (orgsOnly && !callerSees.self) {
+    const counted = req.searchCount ? [{ n: size }] : [];
+    if (hinted === planFor(size)) return first.finish([pageRows[0] ?? [], counted]);
+    const list = sql`(SELECT value FROM json_each(${JSON.stringify(callerSees.orgIds)}))`;
+    if (p.orgId === undefined) {
+      const page = orgsPage(deps, req, options, list, { plan: planFor(size) });
+      return page.finish([(await deps.readMany(page.statements))[0] ?? [], counted]);
+    }
+    return run(orgsPage(deps, req, options, sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${p.orgId} AND descendant_id IN ${list})`));
+  }
   // A scope with many users is served best by walking the sort order and filtering (the first page
   // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
-  // at most BROAD rows. The probe (at most BROAD index entries) tells which.
-  const broad = Number((probeRows[0] as { n?: number } | undefined)?.n ?? 0) >= BROAD;
-  return runPage(deps.readMany, req, options(filtered(callerSees, broad), filtered(callerSees, false), filtered(callerSees, broad, false)));
+  // at most BROAD rows. The size (users of the scope's organisations, from their counts) tells which.
+  return run(pageStatements(req, options(filtered(callerSees, size >= BROAD), filtered(callerSees, false), filtered(callerSees, size >= BROAD, false))));
 }
