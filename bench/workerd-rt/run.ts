@@ -68,6 +68,10 @@ try {
   await call('POST', '/app/sysUser/add', admin, { loginName: 'delegate', password: PASSWORD, roleIds: [role] });
   const delegate = (await call('POST', '/auth/login', undefined, { loginName: 'delegate', password: PASSWORD })).data.token as string;
   const target = (await call('POST', '/app/sysRole/add', delegate, { name: 'Target', code: 'target' })).data.id as number;
+  // The writes that read first (deferred auth for writes: the pre-read travels with the auth statement).
+  const resetTarget = (await call('POST', '/app/sysUser/add', admin, { loginName: 'reset_target', password: PASSWORD })).data.id as number;
+  const menu = (await call('POST', '/app/sysMenu/add', admin, { title: 'Bench', type: 'directory' })).data as { id: number; version: number };
+  const passwords = [PASSWORD, `${PASSWORD}-b`];
 
   let seq = 0;
   const ops: [string, () => Promise<{ ms: number; rt: number }>][] = [
@@ -85,6 +89,17 @@ try {
     ],
     ['grant role', () => call('POST', '/app/sysUser/grantRole', admin, { userId: 2, roleIds: [role] })],
     ['delegated grantMenu', () => call('POST', '/app/sysRole/grantMenu', delegate, { roleId: target, menuIds: seq++ % 2 ? delegateMenus : [] })],
+    ['reset password', () => call('POST', '/app/sysUser/resetPassword', admin, { id: resetTarget, newPassword: `${PASSWORD}-${++seq}` })],
+    [
+      'menu edit',
+      async () => {
+        const x = await call('POST', '/app/sysMenu/edit', admin, { id: menu.id, version: menu.version, title: `Bench ${++seq}` });
+        menu.version = x.data.version;
+        return x;
+      },
+    ],
+    // Last of these: it changes the admin's password (back and forth; this session stays).
+    ['updatePassword', () => call('POST', '/app/sysLoginUser/updatePassword', admin, { oldPassword: passwords[0], newPassword: passwords.reverse()[0] })],
   ];
   console.log(`workerd (wrangler dev --local), ${DELAY} ms added to every D1 call, median of ${N}\n`);
   console.log('| operation | D1 round trips | wall ms (median) | workerd CPU ms / request |');
