@@ -151,6 +151,18 @@ export interface PageOptions<S extends string, Row, R> {
    *   (that one walk), sorts them for the page, and their number is the total.
    */
   matchFirst?: SelectQueryBuilder<any, any, any>;
+  /**
+   * With matchFirst, for a filter an index serves (a name prefix on (name, created_at)) while the
+   * page sorts by another (created_at): `filtered` hides that filter from the planner (so the
+   * probe's case walks the sort order) and `seek` is the same rows with it visible. When the probe
+   * does not find the page, the page's ids are the first of `seek` in the sort order, sorted off the
+   * sort index (the planner seeks the filter's index; when that index holds the sort key, the
+   * sort reads no rows), and the total is the usual count, not the matches: cost ∝ the matches
+   * instead of the rows walked before the page (a broad prefix whose matches are all old walked
+   * nearly the whole log). The count is then a second statement of the page (same batch). Unset:
+   * every match is collected and counted (part-of searches).
+   */
+  seek?: SelectQueryBuilder<any, any, any>;
   /** The count's own condition, when it differs from the rows' (default: gate). */
   countGate?: RawBuilder<unknown>;
   /** The count comes from elsewhere (e.g. read with the caller's scope): no count statement; finish() takes its row (`n`) second, as always. */
@@ -199,22 +211,27 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
   });
   const statement = opts.matchFirst && offset + req.pageSize <= PROBE_ROWS ? matchFirstStatement(req, opts, { gated, rowsQuery, countQuery, offset }) : undefined;
   // It repeats the filters in each part: with many of them it could bind more than D1 allows.
+  const countStatements = (): ReadStatement[] => {
+    if (!req.searchCount || opts.countedElsewhere) return [];
+    const countGate = 'countGate' in opts ? opts.countGate : opts.gate;
+    return [(countGate ? countQuery.limit(gatedBy(countGate, 1)) : countQuery).compile()];
+  };
   if (statement && statement.parameters.length <= MAX_BOUND_PARAMS) {
+    // With `seek` the total is the usual count, its own statement in the same batch (inside the
+    // page's statement a count-table total nests past D1's expression depth of 100).
+    const counted = opts.seek ? countStatements() : [];
     return {
-      statements: [statement],
-      finish: ([rows = []]) => {
+      statements: [statement, ...counted],
+      finish: ([rows = [], n = []]) => {
         const all = rows as (Row & { __total: number; __id: unknown })[];
         // A page past the end is the one row of the outer join with no page row in it.
         const found = all.filter((r) => r.__id !== null).map(({ __total, __id, __sort, ...row }: any) => row as Row);
-        return pageOf(found, Number(all[0]?.__total ?? 0));
+        const total = opts.seek ? (n[0] as { n?: number } | undefined)?.n : all[0]?.__total;
+        return pageOf(found, Number(total ?? 0));
       },
     };
   }
-  const statements: ReadStatement[] = [rowsQuery(gated(req.pageSize)).compile()];
-  if (req.searchCount && !opts.countedElsewhere) {
-    const countGate = 'countGate' in opts ? opts.countGate : opts.gate;
-    statements.push((countGate ? countQuery.limit(gatedBy(countGate, 1)) : countQuery).compile());
-  }
+  const statements: ReadStatement[] = [rowsQuery(gated(req.pageSize)).compile(), ...countStatements()];
   return {
     statements,
     finish: ([rows = [], counted = []]) => pageOf(rows as Row[], Number((counted[0] as { n?: number } | undefined)?.n ?? 0)),
@@ -233,9 +250,11 @@ function joinSql(parts: (string | ReadStatement)[]): ReadStatement {
  * The page of PageOptions.matchFirst as one statement (SQLite evaluates a MATERIALIZED CTE once):
  *   WITH probe(n) = matches among the first PROBE_ROWS rows of the sort order, at most `need`
  *        (offset + pageSize); near = n reached `need`,
- *        m(id) = every matching id, only when not near,
- *        t(total) = near ? the count : the number of m (0 without searchCount)
- *   SELECT page rows, total FROM t LEFT JOIN (sorted m [not near] UNION ALL sort walk [near])
+ *        m(id) = every matching id, only when not near (no m with `seek`),
+ *        t(total) = near ? the count : the number of m (0 without searchCount; with `seek` 0, the
+ *        count is a statement of its own)
+ *   SELECT page rows, total FROM t LEFT JOIN (sorted m, or the page of `seek` off the sort index [not near]
+ *          UNION ALL sort walk [near])
  * Each part's LIMIT is 0 unless its case holds; SQLite evaluates a LIMIT once, before the loop,
  * so the part not taken reads nothing. The outer join keeps the total on a page past the end.
  */
@@ -264,22 +283,25 @@ function matchFirstStatement<S extends string, Row, R>(
   const probe = opts.filtered.select(sql.lit(1).as('hit')).where(id, 'in', top).limit(need);
   const all = opts.filtered.select(id.as('id')).limit(when(sql`NOT ${near}`, -1));
   // The matches, sorted: unary plus keeps the planner from walking the sort index to find them.
-  const sorted = keyed(opts.select(opts.filtered.where(id, 'in', sql`(SELECT id FROM m)`)))
-    .orderBy(sql`+${sortExpr}`, req.sortOrder)
-    .orderBy(sql`+${id}`, req.sortOrder)
-    .limit(when(sql`NOT ${near}`, req.pageSize))
-    .offset(parts.offset);
+  const offSortIndex = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q) => qb.orderBy(sql`+${sortExpr}`, req.sortOrder).orderBy(sql`+${id}`, req.sortOrder) as Q;
+  const sorted = opts.seek
+    ? // The page's ids first (only the filter's index and the sort key), then their rows.
+      keyed(opts.select(opts.seek.where(id, 'in', offSortIndex(opts.seek.select(id.as('id'))).limit(when(sql`NOT ${near}`, req.pageSize)).offset(parts.offset))))
+    : offSortIndex(keyed(opts.select(opts.filtered.where(id, 'in', sql`(SELECT id FROM m)`))))
+        .limit(when(sql`NOT ${near}`, req.pageSize))
+        .offset(parts.offset);
   const walked = keyed(parts.rowsQuery(when(near, req.pageSize)));
   // In LIMIT too: SQLite evaluates an uncorrelated subquery up front, even in a CASE arm not taken.
   const counted = parts.countQuery.limit(when(near, 1)).compile();
-  const total = req.searchCount ? ['CASE WHEN n >= ', String(need), ' THEN (', counted, ') ELSE (SELECT count(*) FROM m) END'] : ['0'];
+  // With `seek` the count is a statement of its own (pageStatements).
+  const total = !req.searchCount || opts.seek ? ['0'] : ['CASE WHEN n >= ', String(need), ' THEN (', counted, ') ELSE (SELECT count(*) FROM m) END'];
   const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
   return joinSql([
     'WITH probe(n) AS MATERIALIZED (SELECT count(*) FROM (',
     probe.compile(),
-    ')), m(id) AS MATERIALIZED (',
-    all.compile(),
-    '), t(total) AS MATERIALIZED (SELECT ',
+    // With `seek` no match is collected: no m.
+    ...(opts.seek ? [')), '] : [')), m(id) AS MATERIALIZED (', all.compile(), '), ']),
+    't(total) AS MATERIALIZED (SELECT ',
     ...total,
     ' FROM probe) SELECT p.*, t.total AS __total FROM t LEFT JOIN (SELECT * FROM (',
     sorted.compile(),
