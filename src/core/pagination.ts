@@ -155,9 +155,9 @@ export interface PageOptions<S extends string, Row, R> {
    * With matchFirst, for a filter an index serves (a name prefix on (name, created_at)) while the
    * page sorts by another (created_at): `filtered` hides that filter from the planner (so the
    * probe's case walks the sort order) and `seek` is the same rows with it visible. When the probe
-   * does not find the page, the page's ids are the first of `seek` in the sort order, sorted off the
-   * sort index (the planner seeks the filter's index; when that index holds the sort key, the
-   * sort reads no rows), and the total is the usual count, not the matches: cost ∝ the matches
+   * does not find the page, the page's ids are those of `seek` numbered in the sort order, sorted
+   * off the sort index (the planner seeks the filter's index; when that index holds the sort key,
+   * the sort reads no rows), and the total is the usual count, not the matches: cost ∝ the matches
    * instead of the rows walked before the page (a broad prefix whose matches are all old walked
    * nearly the whole log). The count is then a second statement of the page (same batch). Unset:
    * every match is collected and counted (part-of searches).
@@ -210,12 +210,12 @@ export function pageStatements<S extends string, Row, R>(req: PageRequest<S>, op
     searchCount: req.searchCount,
   });
   const statement = opts.matchFirst && offset + req.pageSize <= PROBE_ROWS ? matchFirstStatement(req, opts, { gated, rowsQuery, countQuery, offset }) : undefined;
-  // It repeats the filters in each part: with many of them it could bind more than D1 allows.
   const countStatements = (): ReadStatement[] => {
     if (!req.searchCount || opts.countedElsewhere) return [];
     const countGate = 'countGate' in opts ? opts.countGate : opts.gate;
     return [(countGate ? countQuery.limit(gatedBy(countGate, 1)) : countQuery).compile()];
   };
+  // It repeats the filters in each part: with many of them it could bind more than D1 allows.
   if (statement && statement.parameters.length <= MAX_BOUND_PARAMS) {
     // With `seek` the total is the usual count, its own statement in the same batch (inside the
     // page's statement a count-table total nests past D1's expression depth of 100).
@@ -282,12 +282,18 @@ function matchFirstStatement<S extends string, Row, R>(
     .limit(parts.gated(PROBE_ROWS));
   const probe = opts.filtered.select(sql.lit(1).as('hit')).where(id, 'in', top).limit(need);
   const all = opts.filtered.select(id.as('id')).limit(when(sql`NOT ${near}`, -1));
-  // The matches, sorted: unary plus keeps the planner from walking the sort index to find them.
-  const offSortIndex = <Q extends SelectQueryBuilder<any, any, any>>(qb: Q) => qb.orderBy(sql`+${sortExpr}`, req.sortOrder).orderBy(sql`+${id}`, req.sortOrder) as Q;
-  const sorted = opts.seek
-    ? // The page's ids first (only the filter's index and the sort key), then their rows.
-      keyed(opts.select(opts.seek.where(id, 'in', offSortIndex(opts.seek.select(id.as('id'))).limit(when(sql`NOT ${near}`, req.pageSize)).offset(parts.offset))))
-    : offSortIndex(keyed(opts.select(opts.filtered.where(id, 'in', sql`(SELECT id FROM m)`))))
+  const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
+  // The page's ids first (only the filter's index and the sort key), then their rows. Numbered
+  // by a window over one full sort, not ORDER BY … LIMIT: SQLite keeps that LIMIT's rows in a
+  // b-tree, and when the entries come in sort order (names that grow with time) each one displaces
+  // another: 18 ms vs 7 for page 50 of 50k matches. The LIMIT only stops the scan early.
+  const ranked = opts.seek?.select([id.as('id'), sql`row_number() OVER (ORDER BY +${sortExpr} ${sql.raw(dir)}, +${id} ${sql.raw(dir)})`.as('rn')]);
+  const sorted = ranked
+    ? keyed(opts.select(opts.seek!.where(id, 'in', sql`(SELECT id FROM (${ranked}) WHERE rn > ${parts.offset} AND rn <= ${need} LIMIT ${when(sql`NOT ${near}`, req.pageSize)})`)))
+    : // The matches, sorted: unary plus keeps the planner from walking the sort index to find them.
+      keyed(opts.select(opts.filtered.where(id, 'in', sql`(SELECT id FROM m)`)))
+        .orderBy(sql`+${sortExpr}`, req.sortOrder)
+        .orderBy(sql`+${id}`, req.sortOrder)
         .limit(when(sql`NOT ${near}`, req.pageSize))
         .offset(parts.offset);
   const walked = keyed(parts.rowsQuery(when(near, req.pageSize)));
@@ -295,7 +301,6 @@ function matchFirstStatement<S extends string, Row, R>(
   const counted = parts.countQuery.limit(when(near, 1)).compile();
   // With `seek` the count is a statement of its own (pageStatements).
   const total = !req.searchCount || opts.seek ? ['0'] : ['CASE WHEN n >= ', String(need), ' THEN (', counted, ') ELSE (SELECT count(*) FROM m) END'];
-  const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
   return joinSql([
     'WITH probe(n) AS MATERIALIZED (SELECT count(*) FROM (',
     probe.compile(),
