@@ -1,7 +1,8 @@
 /**
  * Login-log and op-log pages with a name (or ip) prefix in created_at order are one statement that
  * picks its plan from a probe of the newest (oldest, ascending) PROBE_ROWS rows (PageOptions.seek):
- * the page among them → walk created_at and filter; not → sort the matches' prefix-index entries.
+ * the page among them → walk created_at and filter; not, or fewer than SEEK_FEW matches in all →
+ * sort the matches' prefix-index entries.
  * Pages beyond the probe's reach choose in two steps as before. Whichever plan, the page answers
  * exactly what the plain query answers — same records, same order, same total — on bun:sqlite and
  * on D1, for super admins, callers of scope `all` and of scope `self`. The oracle is plain SQL on
@@ -9,7 +10,7 @@
  * as lower() does without ICU).
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { PROBE_ROWS } from '../src/core/pagination.ts';
+import { PROBE_ROWS, SEEK_FEW } from '../src/core/pagination.ts';
 import { perRuntime, type AnyTestApp } from './support/app.ts';
 import { userWithCodes } from './support/rbac.ts';
 
@@ -22,8 +23,8 @@ perRuntime((app, token) => {
 }, suite);
 
 /** Rows per log: the oldest OLD named 'old…' (ip 10.1.…), the rest 'user…' (10.2.…), every 500th 'Mid…'. */
-const N = PROBE_ROWS + 1400;
-const OLD = 600;
+const N = PROBE_ROWS + 1600;
+const OLD = 1200;
 /** Rows 424…2646: part of the old ones, most of the rest. */
 const FROM = '2026-01-01T02:00:00.000Z';
 const TO = '2026-01-01T12:30:00.000Z';
@@ -103,7 +104,9 @@ function suite() {
     expect((await newest(starts('login_name', 'old')))!.n).toBe(0); // all old: the sort of the matches
     expect((await newest(starts('login_name', 'mid')))!.n).toBeLessThan(10); // few: the same
     expect((await newest(starts('login_name', 'user')))!.n).toBeGreaterThan(1000); // many recent: the walk
+    // 'old' has enough matches to be probed (fewer are sorted at once), 'mid' and one name fewer.
     expect((await t.row<{ n: number }>(`SELECT count(*) AS n FROM login_log WHERE ${starts('login_name', 'old')}`))!.n).toBe(OLD);
+    expect(OLD).toBeGreaterThanOrEqual(SEEK_FEW);
   });
 
   const pages: [pageNo: number, pageSize: number][] = [[1, 10], [3, 10], [1, 100], [20, 100], [59, 10], [61, 10], [201, 10], [30, 100]];

@@ -159,7 +159,8 @@ export interface PageOptions<S extends string, Row, R> {
    * off the sort index (the planner seeks the filter's index; when that index holds the sort key,
    * the sort reads no rows), and the total is the usual count, not the matches: cost ∝ the matches
    * instead of the rows walked before the page (a broad prefix whose matches are all old walked
-   * nearly the whole log). The count is then a second statement of the page (same batch). Unset:
+   * nearly the whole log); with fewer than SEEK_FEW matches in all there is no probe, the matches
+   * are sorted. The count is then a second statement of the page (same batch). Unset:
    * every match is collected and counted (part-of searches).
    */
   seek?: SelectQueryBuilder<any, any, any>;
@@ -280,7 +281,10 @@ function matchFirstStatement<S extends string, Row, R>(
     .orderBy(sortExpr, req.sortOrder)
     .orderBy(id, req.sortOrder)
     .limit(parts.gated(PROBE_ROWS));
-  const probe = opts.filtered.select(sql.lit(1).as('hit')).where(id, 'in', top).limit(need);
+  // With `seek`, no probe when the filter's index holds fewer than SEEK_FEW matches: sorting those
+  // costs less than the probe (a name filter for one user).
+  const few = opts.seek && sql`(SELECT count(*) FROM (${opts.seek.select(sql.lit(1).as('hit')).limit(parts.gated(SEEK_FEW))})) >= ${SEEK_FEW}`;
+  const probe = opts.filtered.select(sql.lit(1).as('hit')).where(id, 'in', top).limit(few ? sql<number>`CASE WHEN ${few} THEN ${need} ELSE 0 END` : need);
   const all = opts.filtered.select(id.as('id')).limit(when(sql`NOT ${near}`, -1));
   const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
   // The page's ids first (only the filter's index and the sort key), then their rows. Numbered
@@ -315,6 +319,9 @@ function matchFirstStatement<S extends string, Row, R>(
     `)) AS p ON 1 ORDER BY p.__sort ${dir}, p.__id ${dir}`,
   ]);
 }
+
+/** Matches below which a `seek` page sorts them without probing the sort order first. */
+export const SEEK_FEW = 1000;
 
 /**
  * Runs a page query: rows and count in one readMany (one round trip on D1, and on a plain-read
