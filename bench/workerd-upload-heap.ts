@@ -119,20 +119,25 @@ try {
   const head = (i: number) => enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big-${String(i).padStart(4, "0")}.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
   const tail = enc.encode(`\r\n--${boundary}--\r\n`);
   /**
-   * Where the bodies stop (file offsets) so that the isolate is idle and the inspector answers:
-   * never inside a streamed part (the inspector does not answer while one is in flight), only
-   * where a stage holds bytes or between parts. Content-Length: just past each streamed part (as
-   * partPlan sizes them; +64 KiB so the multipart parser has released the part's last bytes) and
-   * at the file's end (the held rest at its largest, the closing boundary not yet sent); chunked:
-   * 0.1 MiB before each 5 MiB part fills (where it holds the most) and at the end.
+   * Where the bodies stop (file offsets), all at once, so that the isolate goes idle and the
+   * inspector answers (it does not while the bodies flow): every STOP_EVERY_MIB (1) and where a
+   * stage holds the most — Content-Length: just past each streamed part (as partPlan sizes them;
+   * +64 KiB so the multipart parser has released the part's last bytes); chunked: 0.1 MiB before
+   * each 5 MiB part fills — and at the file's end (the closing boundary not yet sent).
    */
   const stopsFor = (mode: 'length' | 'chunked', length: number) => {
     const out: number[] = [];
-    if (mode === 'length') {
-      const { partBytes, streamed } = partPlan(Math.max(0, length - FRAMING_ALLOWANCE));
-      for (let j = 1; j <= streamed; j++) out.push(j * partBytes + 64 * 1024);
-    } else {
-      for (let at = R2_PART_BYTES - MiB / 10; at < SIZE; at += R2_PART_BYTES) out.push(at);
+    // STOPS_MIB (comma-separated file offsets) overrides.
+    if (process.env.STOPS_MIB) out.push(...process.env.STOPS_MIB.split(',').map((m) => Number(m) * MiB));
+    else {
+      const every = Number(process.env.STOP_EVERY_MIB ?? 1) * MiB;
+      for (let at = every; every > 0 && at < SIZE; at += every) out.push(at);
+      if (mode === 'length') {
+        const { partBytes, streamed } = partPlan(Math.max(0, length - FRAMING_ALLOWANCE));
+        for (let j = 1; j <= streamed; j++) out.push(j * partBytes + 64 * 1024);
+      } else {
+        for (let at = R2_PART_BYTES - MiB / 10; at < SIZE; at += R2_PART_BYTES) out.push(at);
+      }
     }
     out.push(SIZE);
     return [...new Set(out.filter((n) => n <= SIZE).map(Math.round))].sort((a, b) => a - b);
