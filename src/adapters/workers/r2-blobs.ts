@@ -99,6 +99,8 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
     let upload = null as { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null;
     const begin = async () => {
       if (!upload) {
+        // Nothing reaches R2 before this: a body under one part stays in memory until commit.
+        await hint.beforeWrite?.();
         const key = STAGING_PREFIX + crypto.randomUUID();
         upload = { key, mp: await bucket.createMultipartUpload(key), parts: [] };
       }
