@@ -3,7 +3,8 @@ import { diskBlobStore } from '../src/adapters/server/disk-blobs.ts';
 import { r2BlobStore } from '../src/adapters/workers/r2-blobs.ts';
 import { beforeBatch as beforeBatchOf, D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { FakeBucket, installFixedLengthStream } from './support/fake-r2.ts';
-import { chunkedStream, filesUnder, randomBytes, upload } from './support/files.ts';
+import { chunkedStream, filesUnder, multipart, randomBytes, upload } from './support/files.ts';
+import { UNCHECKED_UPLOAD_BYTES } from '../src/modules/files/files.service.ts';
 import { scratchDir } from './support/tmp-root.ts';
 import { USER_PASSWORD, menuIdsFor, userWithCodes, type FixtureUser } from './support/rbac.ts';
 
@@ -91,6 +92,32 @@ for (const runtime of RUNTIMES) {
           expect(await state()).toEqual(was);
           expect(await opRows(traceOf(no))).toEqual([{ status: 403, operator_name: nobody.loginName }]);
         }
+      });
+
+      test('an unchecked caller is refused before more than UNCHECKED_UPLOAD_BYTES of the body are read', async () => {
+        const { body, contentType } = multipart([{ filename: 'big.bin', data: randomBytes(3 * 1024 * 1024) }]);
+        let read = 0;
+        const chunks = chunkedStream(body, 64 * 1024).getReader();
+        const counted = new ReadableStream<Uint8Array>({
+          async pull(c) {
+            const r = await chunks.read();
+            if (r.done) return c.close();
+            read += r.value.byteLength;
+            c.enqueue(r.value);
+          },
+        });
+        const was = await state();
+        const res = await t.request('/app/sysFile/upload', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${nobody.token}`, 'content-type': contentType },
+          body: counted,
+          duplex: 'half',
+        } as RequestInit);
+        expect(res.status).toBe(403);
+        expect(await state()).toEqual(was);
+        // Disk: checked before the temporary file, i.e. at once. R2: after at most the bound (a body
+        // under it waits in memory), plus the chunks in flight through the parser's pipes.
+        expect(read).toBeLessThanOrEqual(kind === 'disk' ? 4 * 64 * 1024 : UNCHECKED_UPLOAD_BYTES + 4 * 64 * 1024);
       });
 
       test('a session revoked or the code removed before the record batch: 401/403, no record, the refusal logged', async () => {

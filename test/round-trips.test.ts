@@ -63,6 +63,7 @@ describe('D1 round trips per operation (workerd)', () => {
     expect(await t.count('files')).toBe(0);
     counts['delete distinct files'] = rt(deleted.res);
     counts['upload under one R2 part'] = rt((await upload(t, 'sysFile', admin, { filename: 'small.bin', data: new Uint8Array(64 * 1024).fill(7) })).res);
+    counts['upload over UNCHECKED_UPLOAD_BYTES'] = rt((await upload(t, 'sysFile', admin, { filename: 'mid.bin', data: new Uint8Array(2 * 1024 * 1024).fill(8) })).res);
     const big = await upload(t, 'sysFile', admin, { filename: 'big.bin', data: new Uint8Array(6 * 1024 * 1024).fill(9) });
     expect(big.status).toBe(200);
     counts['upload over one R2 part'] = rt(big.res);
@@ -82,9 +83,11 @@ describe('D1 round trips per operation (workerd)', () => {
       // Auth, then one batch (blob counts recomputed, rows deleted); content goes in the sweep.
       'delete distinct files': 2,
       // Deferred auth: the auth statement rides with the content reservation, the record batch
-      // carries the link reads. A body that reaches R2 before its reservation (over one 5 MiB part)
-      // has its caller checked first, on its own (src/modules/files/files.service.ts).
-      'upload under one R2 part': 2,
+      // carries the link reads. A body over UNCHECKED_UPLOAD_BYTES (1 MiB) or one that reaches R2
+      // before its reservation (over one 5 MiB part) has its caller checked first, on its own
+      // (src/modules/files/files.service.ts).
+      'upload under one R2 part': 2, // 64 KiB: read whole before the reservation batch carries the auth statement
+      'upload over UNCHECKED_UPLOAD_BYTES': 3, // 2 MiB: its caller is checked once 1 MiB has been read
       'upload over one R2 part': 3,
     });
   }, 60_000);

@@ -105,9 +105,10 @@ try {
         return x;
       },
     ],
-    // Distinct content each time (identical bytes would only add a reference). 6 MiB: over one R2
-    // part, so its first 5 MiB stream to R2 before the reservation and the caller is checked first.
+    // Distinct content each time (identical bytes would only add a reference). 2 MiB: the caller is
+    // checked once 1 MiB has been read (UNCHECKED_UPLOAD_BYTES); 6 MiB: also over one R2 part.
     ['upload 1 KiB', () => call('POST', '/app/sysFile/upload', admin, uploadForm(1024))],
+    ['upload 2 MiB', () => call('POST', '/app/sysFile/upload', admin, uploadForm(2 * 1024 * 1024))],
     ['upload 6 MiB', () => call('POST', '/app/sysFile/upload', admin, uploadForm(6 * 1024 * 1024))],
     // Last of these: it changes the admin's password (back and forth; this session stays).
     ['updatePassword', () => call('POST', '/app/sysLoginUser/updatePassword', admin, { oldPassword: passwords[0], newPassword: passwords.reverse()[0] })],

@@ -30,6 +30,11 @@ export const KIND = {
 
 /** Multipart framing and small extra fields allowed on top of the file-size limit. */
 export const FRAMING_ALLOWANCE = 64 * 1024;
+/**
+ * The most of an upload read before its caller is checked (deferred auth: the check otherwise rides
+ * with the first database call, after the body): the bound a JSON body of a deferred-auth write has.
+ */
+export const UNCHECKED_UPLOAD_BYTES = 1024 * 1024;
 /** Enough of an image's start to reach the JPEG frame header behind large EXIF/ICC segments. */
 const IMAGE_HEAD_BYTES = 256 * 1024;
 
@@ -132,7 +137,10 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
     // Under deferred auth (the route's deferAuth) the caller is checked at the first database call,
     // which comes after the body: a store that would write somewhere before that (a temporary file,
     // an R2 part of a body over 5 MiB) checks the caller first. A smaller body waits in memory.
-    staged = await store.stage(part.body.pipeThrough(inspector.transform), { atLeast, beforeWrite: () => authSettled(auth) });
+    // Nor does a body over UNCHECKED_UPLOAD_BYTES go on being read for an unchecked caller.
+    const check = () => authSettled(auth);
+    const body = part.body.pipeThrough(inspector.transform).pipeThrough(checkedAfter(UNCHECKED_UPLOAD_BYTES, check));
+    staged = await store.stage(body, { atLeast, beforeWrite: check });
   } catch (e) {
     throw inspector.error() ?? e;
   }
@@ -201,6 +209,17 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
   } finally {
     await staged.discard();
   }
+}
+
+/** Passes the bytes through; before passing the chunk that takes the total over `bytes`, awaits `check` (once). */
+function checkedAfter(bytes: number, check: () => Promise<void>): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream({
+    async transform(chunk, controller) {
+      if (seen <= bytes && (seen += chunk.byteLength) > bytes) await check();
+      controller.enqueue(chunk);
+    },
+  });
 }
 
 /** 507 before a byte is read when the upload would leave less than MIN_FREE_MB free (where the runtime can tell). */
