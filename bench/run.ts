@@ -7,7 +7,7 @@
 // and prints requests/s, p50, p99 and the server's peak RSS of each, plus (b)/(a) and (c)/(a).
 // Also runs bench/scope.ts (data scope: 100k users in ~2,000 orgs, page and guarded read), bench/workerd-rt/run.ts (per operation on workerd: D1 round trips, wall and CPU ms with
 // 20 ms injected per D1 call), bench/logs.ts (1M login-log rows, 100k users: page latencies) and bench/files.ts
-// (50 MiB upload/download throughput and server RSS).
+// (50 MiB upload/download throughput and server RSS) and bench/workerd-upload-heap.ts (Worker isolate memory, 16 parallel uploads).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -141,7 +141,7 @@ async function core() {
 }
 
 if (import.meta.main) {
-  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|locking|soak|quickcheck` runs one.
+  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|upload-heap|locking|soak|quickcheck` runs one.
   const only = process.argv[2];
   if (only === 'runtimes') await (await import('./runtimes.ts')).run();
   if (!only || only === 'core') await core();
@@ -155,6 +155,11 @@ if (import.meta.main) {
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');
+  }
+  if (!only || only === 'upload-heap') {
+    // The Worker isolate's memory with 16 parallel 7 MiB uploads, with and without Content-Length (about a minute).
+    const r = spawnSync(process.execPath, [join(import.meta.dir, 'workerd-upload-heap.ts')], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('workerd upload heap bench failed');
   }
   if (!only || only === 'workerd') {
     // D1 round trips, wall and CPU per operation on workerd with DB_DELAY_MS (20) per D1 call.

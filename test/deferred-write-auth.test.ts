@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
+import { beforeBatch as beforeBatchOf, D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { USER_PASSWORD, menuIdsFor, userWithCodes, type FixtureUser } from './support/rbac.ts';
 
 // Deferred auth for writes (src/http/auth-gate.ts, routes declared with `deferAuth`): the auth
@@ -29,19 +29,7 @@ for (const runtime of RUNTIMES) {
       menu = (await t.call('POST', '/app/sysMenu/add', { token: admin, body: { title: 'Deferred', type: 'directory' } })).data;
     }, D1_START_MS);
 
-    /** Runs `sql` right before the request's `nth` atomic batch (1: the first), then lets that batch run. */
-    function beforeBatch(nth: number, sql: string, ...params: (string | number)[]) {
-      const atomic = t.deps.atomic;
-      let seen = 0;
-      t.deps.atomic = async (q) => {
-        if (++seen === nth) {
-          t.deps.atomic = atomic;
-          await t.exec(sql, ...params);
-        }
-        return atomic(q);
-      };
-      return () => void (t.deps.atomic = atomic);
-    }
+    const beforeBatch = (nth: number, sql: string, ...params: (string | number)[]) => beforeBatchOf(t, nth, sql, ...params);
 
     /** Everything the three writes would change. */
     const state = async () => ({

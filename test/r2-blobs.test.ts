@@ -1,95 +1,15 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import {
-  R2_PART_BYTES,
-  r2BlobStore,
-  type R2BucketLike,
-  type R2MultipartUploadLike,
-  type R2ObjectLike,
-  type R2UploadedPartLike,
-} from '../src/adapters/workers/r2-blobs.ts';
+import { partPlan, R2_PART_BYTES, r2BlobStore } from '../src/adapters/workers/r2-blobs.ts';
 import { chunkedStream, randomBytes, sha256Hex } from './support/files.ts';
+import { FakeBucket, installFixedLengthStream } from './support/fake-r2.ts';
 
 /*
- * The R2 adapter against an in-memory stand-in of the binding: it checks the adapter's own logic
- * (part buffering, staging, commit, discard, listing). The real binding is exercised by the edge
- * suite under wrangler.
+ * The R2 adapter against an in-memory stand-in of the binding (test/support/fake-r2.ts): it checks
+ * the adapter's own logic (part buffering, staging, commit, discard, listing). The real binding is
+ * exercised by the edge suite under wrangler.
  */
 
-class FakeBucket implements R2BucketLike {
-  objects = new Map<string, { bytes: Uint8Array; uploaded: Date }>();
-  partSizes: number[] = [];
-  aborted = 0;
-  async head(key: string): Promise<R2ObjectLike | null> {
-    const o = this.objects.get(key);
-    return o ? { key, size: o.bytes.byteLength, uploaded: o.uploaded } : null;
-  }
-  async get(key: string, options?: { range?: { offset: number; length: number } }) {
-    const o = this.objects.get(key);
-    if (!o) return null;
-    const r = options?.range;
-    const bytes = r ? o.bytes.slice(r.offset, r.offset + r.length) : o.bytes;
-    return { key, size: o.bytes.byteLength, uploaded: o.uploaded, body: chunkedStream(bytes, 100_000) };
-  }
-  async put(key: string, value: ReadableStream | Uint8Array) {
-    if (value instanceof ReadableStream && !(value as { knownLength?: number }).knownLength) {
-      throw new Error('Provided readable stream must have a known length');
-    }
-    const bytes = value instanceof Uint8Array ? value.slice() : new Uint8Array(await new Response(value).arrayBuffer());
-    this.objects.set(key, { bytes, uploaded: new Date() });
-    return { key, size: bytes.byteLength, uploaded: new Date() };
-  }
-  async delete(keys: string | string[]) {
-    for (const k of Array.isArray(keys) ? keys : [keys]) this.objects.delete(k);
-  }
-  async list(options?: { prefix?: string; startAfter?: string }) {
-    // As R2: keys in ascending order, after startAfter when given.
-    const objects = [...this.objects.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .filter(([k]) => k.startsWith(options?.prefix ?? '') && (options?.startAfter === undefined || k > options.startAfter))
-      .map(([key, o]) => ({ key, size: o.bytes.byteLength, uploaded: o.uploaded }));
-    return { objects, truncated: false };
-  }
-  async createMultipartUpload(key: string): Promise<R2MultipartUploadLike> {
-    const parts = new Map<number, Uint8Array>();
-    return {
-      uploadPart: async (n: number, value: Uint8Array | ReadableStream): Promise<R2UploadedPartLike> => {
-        if (value instanceof ReadableStream && !(value as { knownLength?: number }).knownLength) {
-          throw new Error('Provided readable stream must have a known length');
-        }
-        const bytes = value instanceof Uint8Array ? value.slice() : new Uint8Array(await new Response(value).arrayBuffer());
-        this.partSizes.push(bytes.byteLength);
-        parts.set(n, bytes);
-        return { partNumber: n, etag: `e${n}` };
-      },
-      complete: async (uploaded: R2UploadedPartLike[]) => {
-        const chunks = uploaded.map((p) => parts.get(p.partNumber)!);
-        const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-        let off = 0;
-        for (const c of chunks) {
-          bytes.set(c, off);
-          off += c.byteLength;
-        }
-        this.objects.set(key, { bytes, uploaded: new Date() });
-        return { key, size: bytes.byteLength, uploaded: new Date() };
-      },
-      abort: async () => void this.aborted++,
-    };
-  }
-}
-
-beforeAll(() => {
-  // Workers' FixedLengthStream: a pass-through whose readable side declares its length.
-  (globalThis as Record<string, unknown>).FixedLengthStream = class {
-    readable: ReadableStream;
-    writable: WritableStream;
-    constructor(length: number) {
-      const t = new TransformStream();
-      this.readable = Object.assign(t.readable, { knownLength: length });
-      this.writable = t.writable;
-    }
-  };
-});
-
+beforeAll(installFixedLengthStream);
 const readAll = async (s: ReadableStream<Uint8Array> | null) => new Uint8Array(await new Response(s).arrayBuffer()) as Uint8Array;
 
 describe('R2 blob store (in-memory binding)', () => {
@@ -127,9 +47,10 @@ describe('R2 blob store (in-memory binding)', () => {
     const store = r2BlobStore(bucket);
     const data = randomBytes(2 * R2_PART_BYTES + 12345);
     const key = await sha256Hex(data);
-    // At least 1.5 parts: the first part streams, the rest (1 part + 12345) is held as before.
-    const staged = await store.stage(chunkedStream(data, 65_536), { atLeast: Math.floor(1.5 * R2_PART_BYTES) });
-    expect(bucket.partSizes).toEqual([R2_PART_BYTES, R2_PART_BYTES, 12345]);
+    // At least 1.5 × 5 MiB: one streamed part of that size, the rest (a smaller last part) held.
+    const atLeast = Math.floor(1.5 * R2_PART_BYTES);
+    const staged = await store.stage(chunkedStream(data, 65_536), { atLeast });
+    expect(bucket.partSizes).toEqual([atLeast, data.byteLength - atLeast]);
     expect(staged.size).toBe(data.byteLength);
     await staged.commit(key);
     await staged.discard();
@@ -143,6 +64,50 @@ describe('R2 blob store (in-memory binding)', () => {
     const aborted = bucket.aborted;
     await expect(store.stage(chunkedStream(randomBytes(1000), 100), { atLeast: R2_PART_BYTES + 1 })).rejects.toMatchObject({ status: 400 });
     expect(bucket.aborted).toBe(aborted + 1);
+    // A stream longer than its hint by more than a part: the held rest goes out in parts of the same size.
+    const longer = randomBytes(3 * R2_PART_BYTES + 777);
+    const s3 = await store.stage(chunkedStream(longer, 65_536), { atLeast: R2_PART_BYTES + 10 });
+    await s3.commit(await sha256Hex(longer));
+    expect(bucket.partSizes.slice(-4)).toEqual([R2_PART_BYTES + 10, R2_PART_BYTES + 10, R2_PART_BYTES + 10, 747]);
+    expect(await readAll(await store.get(await sha256Hex(longer)))).toEqual(longer);
+  });
+
+  test('part plan: parts of one size ≥ 5 MiB that cover the bound but for fewer than k bytes', () => {
+    expect(partPlan(0)).toEqual({ partBytes: R2_PART_BYTES, streamed: 0 });
+    expect(partPlan(R2_PART_BYTES - 1)).toEqual({ partBytes: R2_PART_BYTES, streamed: 0 });
+    for (const atLeast of [R2_PART_BYTES, 7 * 1024 * 1024 - 1, 2 * R2_PART_BYTES - 1, 50 * 1024 * 1024 - 65_536, 1e9 + 7]) {
+      const { partBytes, streamed } = partPlan(atLeast);
+      expect(partBytes).toBeGreaterThanOrEqual(R2_PART_BYTES);
+      expect(streamed * partBytes).toBeLessThanOrEqual(atLeast);
+      expect(atLeast - streamed * partBytes).toBeLessThan(streamed);
+    }
+  });
+
+  test('with a Content-Length (bound = size - framing allowance), at most the allowance and a chunk are ever held', async () => {
+    for (const size of [7 * 1024 * 1024, 23 * 1024 * 1024 + 7]) {
+      const bucket = new FakeBucket();
+      const store = r2BlobStore(bucket);
+      const data = randomBytes(size);
+      // Source bytes read by the stage but not yet in the bucket, at every pull.
+      let pulled = 0;
+      let mostHeld = 0;
+      const inner = chunkedStream(data, 65_536).getReader();
+      const source = new ReadableStream<Uint8Array>({
+        async pull(c) {
+          mostHeld = Math.max(mostHeld, pulled - bucket.received.n);
+          const { done, value } = await inner.read();
+          if (done) return c.close();
+          pulled += value.byteLength;
+          c.enqueue(value);
+        },
+      });
+      const staged = await store.stage(source, { atLeast: size - 65_536 });
+      const { partBytes, streamed } = partPlan(size - 65_536);
+      expect(bucket.partSizes).toEqual([...Array(streamed).fill(partBytes), size - streamed * partBytes]);
+      expect(mostHeld).toBeLessThanOrEqual(65_536 + 2 * 65_536);
+      await staged.commit(await sha256Hex(data));
+      expect(await readAll(await store.get(await sha256Hex(data)))).toEqual(data);
+    }
   });
 
   test('commit of an existing key writes nothing; stream errors abort the multipart upload', async () => {

@@ -2,11 +2,15 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, makeTestApp, type D1TestApp } from './support/app.ts';
 import { get, upload } from './support/files.ts';
 import { png } from './support/images.ts';
+import { FakeBucket, installFixedLengthStream } from './support/fake-r2.ts';
+import { r2BlobStore } from '../src/adapters/workers/r2-blobs.ts';
 
 // Database round trips per operation on a REAL D1 (workerd through Miniflare), read from the
 // Server-Timing header every response carries (db;dur=…;desc="N rt"). At the edge each round trip
 // is a network hop to the D1 primary, so a regression here is latency for every user: the counts
 // are asserted exactly (lower them here when an operation gets cheaper). `npm run bench` times them.
+// Blobs go through the Workers R2 adapter (over an in-memory bucket), as on Workers: when an upload
+// first touches storage decides when its deferred auth check runs.
 
 const PASSWORD = 'Round-Trip-Pass-42';
 let t: D1TestApp;
@@ -30,7 +34,8 @@ async function delegate(codes: string[], name: string) {
 }
 
 beforeAll(async () => {
-  t = await makeTestApp({ runtime: 'd1' });
+  installFixedLengthStream();
+  t = await makeTestApp({ runtime: 'd1', blobs: r2BlobStore(new FakeBucket()) });
   admin = await t.login();
 }, D1_START_MS);
 
@@ -57,6 +62,11 @@ describe('D1 round trips per operation (workerd)', () => {
     expect(deleted.status).toBe(200);
     expect(await t.count('files')).toBe(0);
     counts['delete distinct files'] = rt(deleted.res);
+    counts['upload under one R2 part'] = rt((await upload(t, 'sysFile', admin, { filename: 'small.bin', data: new Uint8Array(64 * 1024).fill(7) })).res);
+    counts['upload over UNCHECKED_UPLOAD_BYTES'] = rt((await upload(t, 'sysFile', admin, { filename: 'mid.bin', data: new Uint8Array(2 * 1024 * 1024).fill(8) })).res);
+    const big = await upload(t, 'sysFile', admin, { filename: 'big.bin', data: new Uint8Array(6 * 1024 * 1024).fill(9) });
+    expect(big.status).toBe(200);
+    counts['upload over one R2 part'] = rt(big.res);
     console.log(counts);
     expect(counts).toEqual({
       // Auth + data in one batch (deferred auth, src/http/auth-gate.ts).
@@ -72,6 +82,13 @@ describe('D1 round trips per operation (workerd)', () => {
       'delegated grantMenu': 2,
       // Auth, then one batch (blob counts recomputed, rows deleted); content goes in the sweep.
       'delete distinct files': 2,
+      // Deferred auth: the auth statement rides with the content reservation, the record batch
+      // carries the link reads. A body over UNCHECKED_UPLOAD_BYTES (1 MiB) or one that reaches R2
+      // before its reservation (over one 5 MiB part) has its caller checked first, on its own
+      // (src/modules/files/files.service.ts).
+      'upload under one R2 part': 2, // 64 KiB: read whole before the reservation batch carries the auth statement
+      'upload over UNCHECKED_UPLOAD_BYTES': 3, // 2 MiB: its caller is checked once 1 MiB has been read
+      'upload over one R2 part': 3,
     });
   }, 60_000);
 
@@ -243,10 +260,11 @@ describe('D1 round trips per operation (workerd)', () => {
       'POST sysMenu/add': [2, 2],
       'POST sysMenu/edit': [2, 2], // deferred auth for writes (the current row rides with auth)
       'POST sysMenu/delete': [2, 2],
-      // +1 (ops, 0011_ops_b): the content row is reserved before the bytes are put, so a sweep in another isolate cannot delete them.
-      'POST sysFile/upload': [4, 5],
+      // Deferred auth for writes: auth + the content row's reservation (taken before the bytes are
+      // put, so a sweep in another isolate cannot delete them), then the record with the link reads.
+      'POST sysFile/upload': [2, 2],
       'POST sysFile/delete': [2, 2],
-      'POST sysImage/upload': [4, 5],
+      'POST sysImage/upload': [2, 2],
       'POST sysImage/delete': [2, 2],
       'POST sysLoginUser/updateInfo': [2, 2],
       'POST sysLoginLog/delete': [2, 2],

@@ -74,6 +74,13 @@ try {
   const passwords = [PASSWORD, `${PASSWORD}-b`];
 
   let seq = 0;
+  const uploadForm = (size: number) => {
+    const bytes = new Uint8Array(size).fill(seq % 251);
+    new DataView(bytes.buffer).setUint32(0, ++seq);
+    const form = new FormData();
+    form.append('file', new Blob([bytes], { type: 'application/octet-stream' }), `bench${seq}.bin`);
+    return form;
+  };
   const ops: [string, () => Promise<{ ms: number; rt: number }>][] = [
     ['guarded detail read', () => call('GET', '/app/sysUser/detail?id=1', admin)],
     ['page query (with count)', () => call('POST', '/app/sysUser/page', admin, {})],
@@ -98,6 +105,11 @@ try {
         return x;
       },
     ],
+    // Distinct content each time (identical bytes would only add a reference). 2 MiB: the caller is
+    // checked once 1 MiB has been read (UNCHECKED_UPLOAD_BYTES); 6 MiB: also over one R2 part.
+    ['upload 1 KiB', () => call('POST', '/app/sysFile/upload', admin, uploadForm(1024))],
+    ['upload 2 MiB', () => call('POST', '/app/sysFile/upload', admin, uploadForm(2 * 1024 * 1024))],
+    ['upload 6 MiB', () => call('POST', '/app/sysFile/upload', admin, uploadForm(6 * 1024 * 1024))],
     // Last of these: it changes the admin's password (back and forth; this session stays).
     ['updatePassword', () => call('POST', '/app/sysLoginUser/updatePassword', admin, { oldPassword: passwords[0], newPassword: passwords.reverse()[0] })],
   ];

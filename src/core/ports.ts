@@ -87,6 +87,12 @@ export interface ByteRange {
 export interface StageHint {
   /** The stream carries at least this many bytes (a stream that ends sooner is refused). */
   atLeast?: number;
+  /**
+   * Awaited before the store writes anything outside memory (a temporary file, an R2 part); a
+   * rejection refuses the stage with nothing written. Uploads pass the caller's auth check here:
+   * under deferred auth it would otherwise run only at the first database call, after the body.
+   */
+  beforeWrite?: () => Promise<void>;
 }
 
 /** A stream that has been written to temporary storage but has no content key yet. */

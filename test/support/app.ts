@@ -4,7 +4,7 @@ import { createApp } from '../../src/app.ts';
 import { configWith } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
 import { jsonLogger } from '../../src/core/log.ts';
-import type { PasswordHasher } from '../../src/core/ports.ts';
+import type { BlobStore, PasswordHasher } from '../../src/core/ports.ts';
 import { nodeArgon2Hasher } from '../../src/adapters/server/argon2.ts';
 import { diskBlobStore } from '../../src/adapters/server/disk-blobs.ts';
 import { scratchDir } from './tmp-root.ts';
@@ -65,6 +65,8 @@ export interface TestAppOptions {
   logLines?: string[];
   /** Bun only: a database file instead of ':memory:' (for tests that need a second connection). */
   databasePath?: string;
+  /** The blob store instead of a fresh folder on disk (e.g. the R2 adapter over test/support/fake-r2.ts). */
+  blobs?: BlobStore;
   /** D1 only: what the app gets instead of the fresh D1 database (e.g. a lagging replica pair). */
   wrapD1?: (fresh: D1Database) => D1Database | Promise<D1Database>;
 }
@@ -95,7 +97,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   // captured logs and the client address from X-Test-Ip (each runtime keeps its own error classifier).
   const pinned: Partial<Deps> = {
     hasher: opts.hasher ?? fastHasher(),
-    blobs: diskBlobStore(filesDir),
+    blobs: opts.blobs ?? diskBlobStore(filesDir),
     clock,
     log: jsonLogger('debug', (l) => lines.push(l)),
     client: { socketAddress: (req) => req.headers.get('x-test-ip') ?? '127.0.0.1' },
@@ -127,14 +129,22 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
       body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
       headers['content-type'] ??= 'application/json';
     }
-    // On D1 the app runs as on Workers: work handed to waitUntil (the op-log row) finishes after
-    // the response, and the test waits for it the way workerd would keep the request alive.
+    const res = await request(path, { method, headers, body });
+    const json = (await res.json()) as { status: number; msg: string; data: any; traceId: string };
+    return { res, status: res.status, json, data: json.data };
+  }
+
+  /**
+   * app.request as the runtime runs it. On D1 the app runs as on Workers: work handed to waitUntil
+   * (the op-log row) finishes after the response, and the test waits for it (before the body is
+   * read) the way workerd would keep the request alive.
+   */
+  async function request(path: string, init: RequestInit): Promise<Response> {
     const after: Promise<unknown>[] = [];
     const ctx = d1 ? { waitUntil: (p: Promise<unknown>) => void after.push(p), passThroughOnException() {}, props: {} } : undefined;
-    const res = await app.request(path, { method, headers, body }, undefined, ctx as never);
-    const json = (await res.json()) as { status: number; msg: string; data: any; traceId: string };
+    const res = await app.request(path, init, undefined, ctx as never);
     await Promise.all(after);
-    return { res, status: res.status, json, data: json.data };
+    return res;
   }
 
   async function login(loginName = 'admin', password = ADMIN_PASSWORD, headers: Record<string, string> = {}) {
@@ -149,7 +159,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<AnyTestApp
   const row = async <T = Record<string, any>>(sql: string, ...params: SqlValue[]) => (await rows<T>(sql, ...params))[0] ?? null;
   /** A write straight to the database, behind the app's back (races, corrupt rows). */
   const exec = async (sql: string, ...params: SqlValue[]) => void (await rows(sql, ...params));
-  const base = { app, deps, db, clock, call, login, rows, row, exec, logLines: lines, filesDir };
+  const base = { app, deps, db, clock, call, request, login, rows, row, exec, logLines: lines, filesDir };
 
   if (d1) {
     const count = async (table: string) => (await row<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
@@ -170,6 +180,8 @@ interface TestAppBase {
     path: string,
     init?: { token?: string; body?: unknown; headers?: Record<string, string> },
   ): Promise<{ res: Response; status: number; json: { status: number; msg: string; data: any; traceId: string }; data: any }>;
+  /** app.request as the runtime runs it (on D1: with an execution context whose waitUntil work is awaited). */
+  request(path: string, init: RequestInit): Promise<Response>;
   login(loginName?: string, password?: string, headers?: Record<string, string>): Promise<string>;
   /** Rows of a plain SQL query on the app's database, on either runtime. */
   rows<T = Record<string, any>>(sql: string, ...params: SqlValue[]): Promise<T[]>;
@@ -199,3 +211,20 @@ export interface D1TestApp extends TestAppBase {
 export type AnyTestApp = BunTestApp | D1TestApp;
 /** The Bun test app (what `makeTestApp()` without a runtime returns). */
 export type TestApp = BunTestApp;
+
+/**
+ * Runs `sql` right before the app's `nth` atomic batch from now (1: the next one), then lets that
+ * batch run: a race made at an exact point of a request. Returns the undo (for a batch never reached).
+ */
+export function beforeBatch(t: AnyTestApp, nth: number, sql: string, ...params: (string | number)[]): () => void {
+  const atomic = t.deps.atomic;
+  let seen = 0;
+  t.deps.atomic = async (q) => {
+    if (++seen === nth) {
+      t.deps.atomic = atomic;
+      await t.exec(sql, ...params);
+    }
+    return atomic(q);
+  };
+  return () => void (t.deps.atomic = atomic);
+}

@@ -68,7 +68,7 @@ export async function upload(
     init.body = body;
     headers['content-length'] = String(body.byteLength);
   }
-  const res = await t.app.request(`/app/${module}/upload`, init);
+  const res = await t.request(`/app/${module}/upload`, init);
   const json = (await res.json()) as { status: number; msg: string; data: any };
   return { res, status: res.status, json, data: json.data };
 }

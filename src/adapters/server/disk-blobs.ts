@@ -2,7 +2,7 @@ import { close as closeFd, open as openFd, read as readFd } from 'node:fs';
 import { link, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import type { BlobStore, ByteRange, StagedBlob } from '../../core/ports.ts';
+import type { BlobStore, ByteRange, StagedBlob, StageHint } from '../../core/ports.ts';
 
 const KEY = /^[0-9a-f]{64}$/;
 const HEX2 = /^[0-9a-f]{2}$/;
@@ -34,7 +34,8 @@ export function diskBlobStore(root: string): BlobStore {
   const tmpRoot = join(root, TMP_DIR);
   const pathOf = (key: string) => join(root, key.slice(0, 2), key.slice(2, 4), key);
 
-  async function stage(body: ReadableStream<Uint8Array>): Promise<StagedBlob> {
+  async function stage(body: ReadableStream<Uint8Array>, hint: StageHint = {}): Promise<StagedBlob> {
+    await hint.beforeWrite?.();
     await mkdir(tmpRoot, { recursive: true });
     const tmp = join(tmpRoot, crypto.randomUUID());
     const fh = await open(tmp, 'wx', 0o600);

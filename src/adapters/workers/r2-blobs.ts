@@ -43,6 +43,19 @@ const BLOB_PREFIX = 'blobs/';
 const STAGING_PREFIX = 'staging/';
 /** R2's smallest multipart part (every part but the last); also the most one upload holds in memory. */
 export const R2_PART_BYTES = 5 * 1024 * 1024;
+/** R2's most parts per multipart upload. */
+const R2_MAX_PARTS = 10_000;
+
+/**
+ * The part size and how many parts can be streamed for a stream of at least `atLeast` bytes: k parts
+ * of ⌊atLeast / k⌋ bytes (k = ⌊atLeast / 5 MiB⌋, so each is ≥ 5 MiB and together they leave fewer
+ * than k bytes of the bound uncovered), or no streamed part and 5 MiB parts when the bound is under
+ * one part. Every further part is of the same size, and the last no larger, as R2 wants.
+ */
+export function partPlan(atLeast: number): { partBytes: number; streamed: number } {
+  const streamed = Math.min(Math.floor(atLeast / R2_PART_BYTES), R2_MAX_PARTS - 1);
+  return streamed > 0 ? { partBytes: Math.floor(atLeast / streamed), streamed } : { partBytes: R2_PART_BYTES, streamed: 0 };
+}
 
 /** `chunks` (exactly `length` bytes in all) as a stream R2 accepts: a streamed body needs its length up front. */
 function lengthStream(chunks: Uint8Array[], length: number): ReadableStream<Uint8Array> {
@@ -64,11 +77,15 @@ function assertKey(key: string) {
 }
 
 /**
- * Blobs in an R2 bucket under `blobs/<sha256>`. R2 has no rename and a streamed put needs a known
- * length, so a stage holds the bytes received since the last part, as the chunks that arrived (memory
- * grows with the upload, never allocated up front) and at most one part (5 MiB): small uploads are
- * put straight under their content key at commit; larger ones go to `staging/<uuid>` as a multipart
- * upload in 5 MiB parts and are copied under the content key at commit (inside R2, streamed).
+ * Blobs in an R2 bucket under `blobs/<sha256>`. R2 has no rename, a streamed put or part needs its
+ * length up front, and every part of a multipart upload but the last must be of one size (≥ 5 MiB)
+ * with the last no larger. Small uploads are held (as the chunks that arrived: memory grows with the
+ * upload, never allocated up front) and put straight under their content key at commit; larger
+ * ones go to `staging/<uuid>` as a multipart upload and are copied under the content key at commit
+ * (inside R2, streamed). With a lower bound of the size (`hint.atLeast`, from Content-Length), the
+ * parts that bound guarantees are streamed to R2 as the bytes arrive, sized so that they cover it
+ * (k parts of ⌊atLeast / k⌋ bytes), and only the rest (the framing allowance) is held; without one
+ * (a chunked body) each 5 MiB part is held before it goes out.
  */
 export function r2BlobStore(bucket: R2BucketLike): BlobStore {
   const objectKey = (key: string) => BLOB_PREFIX + key;
@@ -82,6 +99,8 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
     let upload = null as { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null;
     const begin = async () => {
       if (!upload) {
+        // Nothing reaches R2 before this: a body under one part stays in memory until commit.
+        await hint.beforeWrite?.();
         const key = STAGING_PREFIX + crypto.randomUUID();
         upload = { key, mp: await bucket.createMultipartUpload(key), parts: [] };
       }
@@ -89,8 +108,8 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
     };
     // Parts the stream is known to fill (hint.atLeast) are streamed to R2 as the bytes arrive,
     // never held: each is exactly one part long, so its length is known up front. Only what comes
-    // after them is held and sent as below.
-    const direct = Math.floor((hint.atLeast ?? 0) / R2_PART_BYTES);
+    // after them is held and sent as below, in parts of the same size.
+    const { partBytes, streamed: direct } = partPlan(hint.atLeast ?? 0);
     let started = 0;
     let streaming: { writer: WritableStreamDefaultWriter<Uint8Array>; sent: Promise<R2UploadedPartLike>; left: number } | null = null;
     const sendPart = async () => {
@@ -111,12 +130,12 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
           if (!streaming) {
             started++;
             const up = await begin();
-            const { readable, writable } = new FixedLengthStream(R2_PART_BYTES);
+            const { readable, writable } = new FixedLengthStream(partBytes);
             const writer = writable.getWriter();
             const sent = up.mp.uploadPart(up.parts.length + 1, readable);
             // A failed part upload makes the pending writes fail too instead of waiting forever.
             sent.catch((e) => writer.abort(e).catch(() => undefined));
-            streaming = { writer, sent, left: R2_PART_BYTES };
+            streaming = { writer, sent, left: partBytes };
           }
           const piece = rest.subarray(0, streaming.left);
           rest = rest.subarray(piece.byteLength);
@@ -131,8 +150,8 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
         if (rest.byteLength === 0) continue;
         // A view into a larger buffer (a parser's input chunk) is copied, so it does not keep that alive.
         let chunk = rest.byteLength === rest.buffer.byteLength ? rest : rest.slice();
-        while (heldBytes + chunk.byteLength >= R2_PART_BYTES) {
-          const n = R2_PART_BYTES - heldBytes;
+        while (heldBytes + chunk.byteLength >= partBytes) {
+          const n = partBytes - heldBytes;
           held.push(chunk.subarray(0, n));
           heldBytes += n;
           chunk = chunk.subarray(n);

@@ -118,7 +118,9 @@ function makeRoutes<K extends FileKind, M extends string, A extends LinkAction, 
         ...s.uploadErrors,
       },
     }),
-    { oplog: true },
+    // Deferred auth for writes: the auth statement travels with the content reservation (one round
+    // trip on D1); a body that would reach storage before it checks the caller first (beforeWrite).
+    { oplog: true, deferAuth: true },
   );
 
   const pageRoute = guarded(

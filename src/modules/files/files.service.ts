@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { AppError, badRequest, notFound, storageFull } from '../../core/errors.ts';
 import { containsPattern, whereContains, whereCreatedBetween } from '../../core/pagination.ts';
@@ -14,7 +14,7 @@ import { inspectStream } from './inspect-stream.ts';
 import { openFilePart } from './multipart-file.ts';
 import { signedQuery, type LinkAction } from '../../core/signed-links.ts';
 import { idList } from '../../db/id-list.ts';
-import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
+import { authSettled, knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { heldBy, holdsStatement } from '../access/held.ts';
 import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
 import { rowOfUserInScope } from '../access/data-scope.ts';
@@ -30,6 +30,11 @@ export const KIND = {
 
 /** Multipart framing and small extra fields allowed on top of the file-size limit. */
 export const FRAMING_ALLOWANCE = 64 * 1024;
+/**
+ * The most of an upload read before its caller is checked (deferred auth: the check otherwise rides
+ * with the first database call, after the body): the bound a JSON body of a deferred-auth write has.
+ */
+export const UNCHECKED_UPLOAD_BYTES = 1024 * 1024;
 /** Enough of an image's start to reach the JPEG frame header behind large EXIF/ICC segments. */
 const IMAGE_HEAD_BYTES = 256 * 1024;
 
@@ -129,7 +134,13 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
     // A lower bound of the file's size (the body minus the most framing allowed), so a store can
     // stream whole parts out as they arrive instead of holding them (R2: bench/workerd-upload-heap.ts).
     const atLeast = Number.isFinite(declaredLength) ? Math.max(0, declaredLength - FRAMING_ALLOWANCE) : 0;
-    staged = await store.stage(part.body.pipeThrough(inspector.transform), { atLeast });
+    // Under deferred auth (the route's deferAuth) the caller is checked at the first database call,
+    // which comes after the body: a store that would write somewhere before that (a temporary file,
+    // an R2 part of a body over 5 MiB) checks the caller first. A smaller body waits in memory.
+    // Nor does a body over UNCHECKED_UPLOAD_BYTES go on being read for an unchecked caller.
+    const check = () => authSettled(auth);
+    const body = part.body.pipeThrough(inspector.transform).pipeThrough(checkedAfter(UNCHECKED_UPLOAD_BYTES, check));
+    staged = await store.stage(body, { atLeast, beforeWrite: check });
   } catch (e) {
     throw inspector.error() ?? e;
   }
@@ -158,9 +169,15 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
 
     const { db } = deps;
     const now = isoNow(deps.clock);
-    const row = await withBlobLock(store, facts.sha256, async () => {
+    const { row, canLink } = await withBlobLock(store, facts.sha256, async () => {
+      // The reservation is the request's first database call: under deferred auth the auth
+      // statement travels in its batch (one round trip on D1), so the caller is known after it.
       await reserveAndCommit(deps, facts.sha256, facts.size, () => staged.commit(facts.sha256));
-      const [, inserted] = await deps.atomic([
+      // The uploader gets a link if they hold the code and their scope covers their own uploads:
+      // both read in the record's batch (no round trip of their own).
+      const link = linkStatement(auth, kind);
+      const linkReads = auth.isSuperAdmin ? [] : [seesOwnUploadStatement(deps, auth), CompiledQuery.raw(link.sql, [...link.parameters])];
+      const [, inserted, seen, held] = await deps.atomic([
         db
           .insertInto('blobs')
           .values({ sha256: facts.sha256, size: facts.size, ref_count: 1, created_at: now })
@@ -182,18 +199,27 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
           })
           .returningAll()
           .compile(),
+        ...linkReads,
       ]);
-      return inserted!.rows[0] as FileRow;
+      const sees = (seen?.rows[0] as { seen?: number } | undefined)?.seen === 1;
+      return { row: inserted!.rows[0] as FileRow, canLink: auth.isSuperAdmin || (sees && heldBy(held?.rows)) };
     });
     meta.id = row.id;
-    // The uploader gets a link if they hold the code and see their own upload (their scope covers self).
-    // Both in one read (one round trip on D1).
-    if (auth.isSuperAdmin) return toRecord(deps, row, true);
-    const [seen = [], held] = await deps.readMany([rowQuery(deps, kind, row.id, auth).compile(), linkStatement(auth, kind)]);
-    return toRecord(deps, row, seen.length > 0 && heldBy(held));
+    return toRecord(deps, row, canLink);
   } finally {
     await staged.discard();
   }
+}
+
+/** Passes the bytes through; before passing the chunk that takes the total over `bytes`, awaits `check` (once). */
+function checkedAfter(bytes: number, check: () => Promise<void>): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream({
+    async transform(chunk, controller) {
+      if (seen <= bytes && (seen += chunk.byteLength) > bytes) await check();
+      controller.enqueue(chunk);
+    },
+  });
 }
 
 /** 507 before a byte is read when the upload would leave less than MIN_FREE_MB free (where the runtime can tell). */
@@ -206,6 +232,11 @@ async function checkFreeSpace(deps: Deps, bytes: number) {
 /** Whether the caller may be handed signed links of this kind (holds sys:file:download / sys:image:preview), as a statement (heldBy reads it). */
 function linkStatement(auth: AuthUser, kind: FileKind) {
   return holdsStatement(auth, kind === 'image' ? 'sys:image:preview' : 'sys:file:download');
+}
+
+/** Whether the caller's data scope covers records uploaded by themselves (`seen` 1/0), as a statement. */
+function seesOwnUploadStatement(deps: Deps, auth: AuthUser) {
+  return sql<{ seen: number }>`SELECT ${rowOfUserInScope(auth.userId, sql.val(auth.userId))} AS seen`.compile(deps.db);
 }
 
 /** One record of `kind` in the caller's data scope (404 as if it did not exist otherwise), as a query. */
