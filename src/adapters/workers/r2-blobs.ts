@@ -189,6 +189,7 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
       for (;;) {
         const read = await reader.read();
         if (read.done) break;
+        if (read.value.byteLength === 0) continue;
         if (!writer) {
           // Nothing reaches R2 before the first byte of the file, nor before the caller is checked.
           await hint.beforeWrite?.();
@@ -209,8 +210,8 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
       await writer.close();
       await put;
     } catch (e) {
+      // The put then fails (its body errored): R2 stores nothing.
       await writer?.abort(e).catch(() => undefined);
-      await put?.catch(() => undefined);
       await reader.cancel(e).catch(() => undefined);
       throw e;
     }
