@@ -131,16 +131,17 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
 
   let staged;
   try {
-    // A lower bound of the file's size (the body minus the most framing allowed), so a store can
-    // stream whole parts out as they arrive instead of holding them (R2: bench/workerd-upload-heap.ts).
+    // Bounds of the file's size (the body minus the most framing allowed, and the body), so a store
+    // can stream it out as it arrives instead of holding it (R2: bench/workerd-upload-heap.ts).
     const atLeast = Number.isFinite(declaredLength) ? Math.max(0, declaredLength - FRAMING_ALLOWANCE) : 0;
     // Under deferred auth (the route's deferAuth) the caller is checked at the first database call,
     // which comes after the body: a store that would write somewhere before that (a temporary file,
-    // an R2 part of a body over 5 MiB) checks the caller first. A smaller body waits in memory.
+    // R2 for a body over 1 MiB, or over 5 MiB without Content-Length) checks the caller first. A smaller body waits in memory.
     // Nor does a body over UNCHECKED_UPLOAD_BYTES go on being read for an unchecked caller.
     const check = () => authSettled(auth);
     const body = part.body.pipeThrough(inspector.transform).pipeThrough(checkedAfter(UNCHECKED_UPLOAD_BYTES, check));
-    staged = await store.stage(body, { atLeast, beforeWrite: check });
+    const atMost = Number.isFinite(declaredLength) ? declaredLength : undefined;
+    staged = await store.stage(body, { atLeast, atMost, beforeWrite: check });
   } catch (e) {
     throw inspector.error() ?? e;
   }
