@@ -1,5 +1,5 @@
 // bun bench/workerd-upload-heap.ts — the Worker ISOLATE's peak memory with PARALLEL (16) uploads of
-// SIZE_MIB (7) each in flight, on workerd. Also `npm run bench -- upload-heap`.
+// SIZE_MIB (7) each in flight, on workerd. Also in `npm run bench` (alone: `npm run bench -- upload-heap`).
 // The production bundle (`wrangler deploy --dry-run`) runs in workerd through Miniflare, with local
 // D1 and R2 and workerd's V8 inspector on a port of our own (under `wrangler dev`, wrangler's proxy
 // holds the isolate's inspector session and the isolate does not answer a second one).
@@ -7,10 +7,11 @@
 // of totalSize reserved) and backingStorageSize (ArrayBuffer bytes outside the heap, where upload
 // chunks live; garbage not yet collected included). Reserved = totalSize + backingStorageSize,
 // used = usedSize + backingStorageSize. The local R2/D1 simulators are other isolates: not counted.
-// The uploads flow unpaused while the heap is polled (a new Runtime.getHeapUsage POLL_MS (50) after
-// each answer; the inspector answers between the isolate's tasks); the figure is the highest sample.
-// The number of samples and the longest gap between two answers are printed with it, so a run
-// where the inspector fell silent during the uploads shows as such.
+// The heap is polled throughout (a new Runtime.getHeapUsage POLL_MS (50) after each answer); the
+// figure is the highest sample. The inspector does not answer while the bodies flow, only while the
+// isolate is idle, so all bodies stop together every STOP_EVERY_MIB (1) of the file, for chunked
+// bodies also 0.1 MiB before each 5 MiB part fills, and at the file's end, until 3 samples came.
+// (HeapProfiler.collectGarbage hangs the isolate under workerd: the figures include garbage.)
 // MODES (default `length,chunked`): `length` bodies carry a Content-Length (as a browser sends
 // FormData), `chunked` bodies have none (Transfer-Encoding: chunked). A round counts only if every
 // upload answered 200 with the file's size and sha256, and every file reads back with that sha256;
@@ -24,8 +25,7 @@ import { Miniflare } from 'miniflare';
 import type { D1Database } from '../src/adapters/workers/bindings.ts';
 import { freePort } from '../test/e2e/servers.ts';
 import { migrateD1 } from '../test/support/workerd.ts';
-import { partPlan, R2_PART_BYTES } from '../src/adapters/workers/r2-blobs.ts';
-import { FRAMING_ALLOWANCE } from '../src/modules/files/files.service.ts';
+import { R2_PART_BYTES } from '../src/adapters/workers/r2-blobs.ts';
 
 const ROOT = resolve(join(import.meta.dir, '..'));
 const PARALLEL = Number(process.env.PARALLEL ?? 16);
@@ -61,8 +61,9 @@ async function inspect(url: string) {
   let id = 0;
   const pending = new Map<number, (v: unknown) => void>();
   ws.addEventListener('message', (e) => {
-    const m = JSON.parse(String(e.data)) as { id?: number; result?: unknown };
-    if (m.id !== undefined) pending.get(m.id)?.(m.result);
+    const m = JSON.parse(String(e.data)) as { id?: number; result?: unknown; error?: { message: string } };
+    if (m.error && process.env.VERBOSE) console.log(`inspector error: ${m.error.message}`);
+    if (m.id !== undefined) pending.get(m.id)?.(m.error ? null : m.result);
   });
   const call = <T>(method: string) =>
     new Promise<T | null>((ok) => {
@@ -71,7 +72,10 @@ async function inspect(url: string) {
       pending.set(i, (v) => (clearTimeout(timer), pending.delete(i), ok(v as T)));
       ws.send(JSON.stringify({ id: i, method }));
     });
-  return { heap: () => call<HeapUsage>('Runtime.getHeapUsage'), close: () => ws.close() };
+  return {
+    heap: () => call<HeapUsage>('Runtime.getHeapUsage'),
+    close: () => ws.close(),
+  };
 }
 
 const out = mkdtempSync(join(tmpdir(), 'edge-heap-'));
@@ -120,24 +124,18 @@ try {
   const tail = enc.encode(`\r\n--${boundary}--\r\n`);
   /**
    * Where the bodies stop (file offsets), all at once, so that the isolate goes idle and the
-   * inspector answers (it does not while the bodies flow): every STOP_EVERY_MIB (1) and where a
-   * stage holds the most — Content-Length: just past each streamed part (as partPlan sizes them;
-   * +64 KiB so the multipart parser has released the part's last bytes); chunked: 0.1 MiB before
-   * each 5 MiB part fills — and at the file's end (the closing boundary not yet sent).
+   * inspector answers (it does not while the bodies flow): every STOP_EVERY_MIB (1), for chunked
+   * bodies also 0.1 MiB before each 5 MiB part fills (where a stage holds the most), and at the
+   * file's end (the closing boundary not yet sent).
    */
-  const stopsFor = (mode: 'length' | 'chunked', length: number) => {
+  const stopsFor = (mode: 'length' | 'chunked') => {
     const out: number[] = [];
     // STOPS_MIB (comma-separated file offsets) overrides.
     if (process.env.STOPS_MIB) out.push(...process.env.STOPS_MIB.split(',').map((m) => Number(m) * MiB));
     else {
       const every = Number(process.env.STOP_EVERY_MIB ?? 1) * MiB;
       for (let at = every; every > 0 && at < SIZE; at += every) out.push(at);
-      if (mode === 'length') {
-        const { partBytes, streamed } = partPlan(Math.max(0, length - FRAMING_ALLOWANCE));
-        for (let j = 1; j <= streamed; j++) out.push(j * partBytes + 64 * 1024);
-      } else {
-        for (let at = R2_PART_BYTES - MiB / 10; at < SIZE; at += R2_PART_BYTES) out.push(at);
-      }
+      if (mode === 'chunked') for (let at = R2_PART_BYTES - MiB / 10; at < SIZE; at += R2_PART_BYTES) out.push(at);
     }
     out.push(SIZE);
     return [...new Set(out.filter((n) => n <= SIZE).map(Math.round))].sort((a, b) => a - b);
@@ -145,7 +143,7 @@ try {
   /** One round's bodies: each stops at every stop until `release(j)`; sent[i] is how far body i got into its file. */
   const bodies = (mode: 'length' | 'chunked') => {
     const length = head(0).byteLength + SIZE + tail.byteLength;
-    const stops = stopsFor(mode, length);
+    const stops = stopsFor(mode);
     const gates = stops.map(() => Promise.withResolvers<void>());
     const sent: number[] = [];
     const make = (i: number, bytes: Uint8Array) => {
@@ -274,7 +272,7 @@ try {
     }
     console.log(`  peak reserved ${where(peakReserved)}: ${fmt(peakReserved.h)}`);
     console.log(`  peak used     ${where(peakUsed)}: ${fmt(peakUsed.h)}`);
-    console.log(`  ${samples.length} samples (${samples.filter((x) => x.stop === undefined).length} while flowing), ${silent} unanswered within 60 s`);
+    console.log(`  ${samples.length} samples (${samples.filter((x) => x.stop === undefined).length} while flowing or settling), ${silent} unanswered within 60 s`);
     const ok = reservedMiB(peakReserved.h) < 64;
     console.log(`  → peak ${reservedMiB(peakReserved.h).toFixed(1)} MiB reserved / ${usedMiB(peakUsed.h).toFixed(1)} MiB used: ${ok ? 'under' : 'NOT under'} 64 MiB`);
   }

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { partPlan, R2_PART_BYTES, r2BlobStore } from '../src/adapters/workers/r2-blobs.ts';
+import { R2_HELD_MAX_BYTES, R2_PART_BYTES, r2BlobStore } from '../src/adapters/workers/r2-blobs.ts';
 import { chunkedStream, randomBytes, sha256Hex } from './support/files.ts';
 import { FakeBucket, installFixedLengthStream } from './support/fake-r2.ts';
 
@@ -42,72 +42,77 @@ describe('R2 blob store (in-memory binding)', () => {
     expect(await readAll(await store.get(key))).toEqual(data);
   });
 
-  test('with a size hint, the parts the stream is known to fill are streamed as they arrive, only the rest is held', async () => {
-    const bucket = new FakeBucket();
-    const store = r2BlobStore(bucket);
-    const data = randomBytes(2 * R2_PART_BYTES + 12345);
-    const key = await sha256Hex(data);
-    // At least 1.5 × 5 MiB: one streamed part of that size, the rest (a smaller last part) held.
-    const atLeast = Math.floor(1.5 * R2_PART_BYTES);
-    const staged = await store.stage(chunkedStream(data, 65_536), { atLeast });
-    expect(bucket.partSizes).toEqual([atLeast, data.byteLength - atLeast]);
-    expect(staged.size).toBe(data.byteLength);
-    await staged.commit(key);
-    await staged.discard();
-    expect(await readAll(await store.get(key))).toEqual(data);
-    // A file exactly as long as the hint: the streamed part is also the last one.
-    const exact = randomBytes(R2_PART_BYTES);
-    const s2 = await store.stage(chunkedStream(exact, 100_000), { atLeast: R2_PART_BYTES });
-    await s2.commit(await sha256Hex(exact));
-    expect(await readAll(await store.get(await sha256Hex(exact)))).toEqual(exact);
-    // A stream shorter than its hint is refused (400) and its multipart upload aborted.
-    const aborted = bucket.aborted;
-    await expect(store.stage(chunkedStream(randomBytes(1000), 100), { atLeast: R2_PART_BYTES + 1 })).rejects.toMatchObject({ status: 400 });
-    expect(bucket.aborted).toBe(aborted + 1);
-    // A stream longer than its hint by more than a part: the held rest goes out in parts of the same size.
-    const longer = randomBytes(3 * R2_PART_BYTES + 777);
-    const s3 = await store.stage(chunkedStream(longer, 65_536), { atLeast: R2_PART_BYTES + 10 });
-    await s3.commit(await sha256Hex(longer));
-    expect(bucket.partSizes.slice(-4)).toEqual([R2_PART_BYTES + 10, R2_PART_BYTES + 10, R2_PART_BYTES + 10, 747]);
-    expect(await readAll(await store.get(await sha256Hex(longer)))).toEqual(longer);
-  });
+  /** `data` as a stream of 64 KiB chunks that records the most bytes read from it but not yet in `bucket`. */
+  const watched = (data: Uint8Array, bucket: FakeBucket) => {
+    const inner = chunkedStream(data, 65_536).getReader();
+    let pulled = 0;
+    const seen = { mostHeld: 0 };
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        seen.mostHeld = Math.max(seen.mostHeld, pulled - bucket.received.n);
+        const { done, value } = await inner.read();
+        if (done) return c.close();
+        pulled += value.byteLength;
+        c.enqueue(value);
+      },
+    });
+    return { stream, seen };
+  };
 
-  test('part plan: parts of one size ≥ 5 MiB that cover the bound but for fewer than k bytes', () => {
-    expect(partPlan(0)).toEqual({ partBytes: R2_PART_BYTES, streamed: 0 });
-    expect(partPlan(R2_PART_BYTES - 1)).toEqual({ partBytes: R2_PART_BYTES, streamed: 0 });
-    for (const atLeast of [R2_PART_BYTES, 7 * 1024 * 1024 - 1, 2 * R2_PART_BYTES - 1, 50 * 1024 * 1024 - 65_536, 1e9 + 7]) {
-      const { partBytes, streamed } = partPlan(atLeast);
-      expect(partBytes).toBeGreaterThanOrEqual(R2_PART_BYTES);
-      expect(streamed * partBytes).toBeLessThanOrEqual(atLeast);
-      expect(atLeast - streamed * partBytes).toBeLessThan(streamed);
-    }
-  });
-
-  test('with a Content-Length (bound = size - framing allowance), at most the allowance and a chunk are ever held', async () => {
-    for (const size of [7 * 1024 * 1024, 23 * 1024 * 1024 + 7]) {
+  test('with Content-Length over 1 MiB the file streams into one staging put padded to the bound, and commit copies its first size bytes', async () => {
+    for (const size of [R2_HELD_MAX_BYTES + 1, 4.9 * 1024 * 1024, 7 * 1024 * 1024 + 5]) {
       const bucket = new FakeBucket();
       const store = r2BlobStore(bucket);
-      const data = randomBytes(size);
-      // Source bytes read by the stage but not yet in the bucket, at every pull.
-      let pulled = 0;
-      let mostHeld = 0;
-      const inner = chunkedStream(data, 65_536).getReader();
-      const source = new ReadableStream<Uint8Array>({
-        async pull(c) {
-          mostHeld = Math.max(mostHeld, pulled - bucket.received.n);
-          const { done, value } = await inner.read();
-          if (done) return c.close();
-          pulled += value.byteLength;
-          c.enqueue(value);
-        },
-      });
-      const staged = await store.stage(source, { atLeast: size - 65_536 });
-      const { partBytes, streamed } = partPlan(size - 65_536);
-      expect(bucket.partSizes).toEqual([...Array(streamed).fill(partBytes), size - streamed * partBytes]);
-      expect(mostHeld).toBeLessThanOrEqual(65_536 + 2 * 65_536);
-      await staged.commit(await sha256Hex(data));
-      expect(await readAll(await store.get(await sha256Hex(data)))).toEqual(data);
+      const data = randomBytes(Math.floor(size));
+      const key = await sha256Hex(data);
+      // As the upload passes it: the body's length (file + ~300 bytes of framing) and that minus 64 KiB.
+      const atMost = data.byteLength + 300;
+      const { stream, seen } = watched(data, bucket);
+      const staged = await store.stage(stream, { atLeast: atMost - 65_536, atMost });
+      expect(staged.size).toBe(data.byteLength);
+      // Never more than a chunk or two between the body and R2.
+      expect(seen.mostHeld).toBeLessThanOrEqual(2 * 65_536);
+      expect(bucket.partSizes).toEqual([]);
+      const [stagingKey, ...others] = [...bucket.objects.keys()];
+      expect(others).toEqual([]);
+      expect(stagingKey).toStartWith('staging/');
+      const stagedBytes = bucket.objects.get(stagingKey!)!.bytes;
+      expect(stagedBytes.byteLength).toBe(atMost);
+      expect(stagedBytes.subarray(data.byteLength).every((b) => b === 0)).toBe(true);
+      await staged.commit(key);
+      await staged.discard();
+      expect([...bucket.objects.keys()]).toEqual([`blobs/${key}`]);
+      expect(await readAll(await store.get(key))).toEqual(data);
     }
+    // Up to 1 MiB announced: held, one put at commit.
+    const bucket = new FakeBucket();
+    const small = randomBytes(R2_HELD_MAX_BYTES - 300);
+    const staged = await r2BlobStore(bucket).stage(chunkedStream(small), { atLeast: 0, atMost: R2_HELD_MAX_BYTES });
+    expect(bucket.objects.size).toBe(0);
+    await staged.commit(await sha256Hex(small));
+    expect([...bucket.objects.keys()]).toEqual([`blobs/${await sha256Hex(small)}`]);
+  });
+
+  test('a streamed body shorter than atLeast or longer than atMost, a stream error or a refused caller store nothing', async () => {
+    const bucket = new FakeBucket();
+    const store = r2BlobStore(bucket);
+    const mib = 1024 * 1024;
+    await expect(store.stage(chunkedStream(randomBytes(2 * mib)), { atLeast: 3 * mib, atMost: 3 * mib + 65_536 })).rejects.toMatchObject({ status: 400 });
+    await expect(store.stage(chunkedStream(randomBytes(3 * mib)), { atLeast: 0, atMost: 2 * mib })).rejects.toMatchObject({ status: 400 });
+    let sent = 0;
+    const failing = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent > 2 * mib) return c.error(new Error('client went away'));
+        sent += mib;
+        c.enqueue(new Uint8Array(mib));
+      },
+    });
+    await expect(store.stage(failing, { atLeast: 0, atMost: 4 * mib })).rejects.toThrow('client went away');
+    const before = bucket.received.n;
+    const refused = store.stage(chunkedStream(randomBytes(2 * mib)), { atMost: 2 * mib, beforeWrite: () => Promise.reject(new Error('401')) });
+    await expect(refused).rejects.toThrow('401');
+    expect(bucket.received.n).toBe(before);
+    expect(bucket.objects.size).toBe(0);
   });
 
   test('commit of an existing key writes nothing; stream errors abort the multipart upload', async () => {

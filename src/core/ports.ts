@@ -88,6 +88,11 @@ export interface StageHint {
   /** The stream carries at least this many bytes (a stream that ends sooner is refused). */
   atLeast?: number;
   /**
+   * The stream carries at most this many bytes (a longer one is refused): with it a store that
+   * needs a length up front (R2) can stream instead of holding the bytes.
+   */
+  atMost?: number;
+  /**
    * Awaited before the store writes anything outside memory (a temporary file, an R2 part); a
    * rejection refuses the stage with nothing written. Uploads pass the caller's auth check here:
    * under deferred auth it would otherwise run only at the first database call, after the body.

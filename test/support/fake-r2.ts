@@ -27,7 +27,7 @@ export class FakeBucket implements R2BucketLike {
   objects = new Map<string, { bytes: Uint8Array; uploaded: Date }>();
   partSizes: number[] = [];
   aborted = 0;
-  /** Bytes that reached the bucket so far through streamed parts, counted as they arrive. */
+  /** Bytes that reached the bucket so far through streamed puts and parts, counted as they arrive. */
   received = { n: 0 };
   async head(key: string): Promise<R2ObjectLike | null> {
     const o = this.objects.get(key);
@@ -41,10 +41,10 @@ export class FakeBucket implements R2BucketLike {
     return { key, size: o.bytes.byteLength, uploaded: o.uploaded, body: chunkedStream(bytes, 100_000) };
   }
   async put(key: string, value: ReadableStream | Uint8Array) {
-    if (value instanceof ReadableStream && !(value as { knownLength?: number }).knownLength) {
-      throw new Error('Provided readable stream must have a known length');
-    }
-    const bytes = value instanceof Uint8Array ? value.slice() : new Uint8Array(await new Response(value).arrayBuffer());
+    const known = (value as { knownLength?: number }).knownLength;
+    if (value instanceof ReadableStream && !known) throw new Error('Provided readable stream must have a known length');
+    const bytes = value instanceof Uint8Array ? value.slice() : await drain(value, this.received);
+    if (value instanceof ReadableStream && bytes.byteLength !== known) throw new Error(`put ${key}: ${bytes.byteLength} bytes, declared ${known}`);
     this.objects.set(key, { bytes, uploaded: new Date() });
     return { key, size: bytes.byteLength, uploaded: new Date() };
   }

@@ -1,5 +1,5 @@
 import type { BlobStore, ByteRange, StageHint, StagedBlob } from '../../core/ports.ts';
-import { AppError } from '../../core/errors.ts';
+import { AppError, badRequest } from '../../core/errors.ts';
 
 /*
  * The parts of the Workers R2 binding this adapter uses, declared here so the project does not
@@ -43,19 +43,13 @@ const BLOB_PREFIX = 'blobs/';
 const STAGING_PREFIX = 'staging/';
 /** R2's smallest multipart part (every part but the last); also the most one upload holds in memory. */
 export const R2_PART_BYTES = 5 * 1024 * 1024;
-/** R2's most parts per multipart upload. */
-const R2_MAX_PARTS = 10_000;
-
 /**
- * The part size and how many parts can be streamed for a stream of at least `atLeast` bytes: k parts
- * of ⌊atLeast / k⌋ bytes (k = ⌊atLeast / 5 MiB⌋, so each is ≥ 5 MiB and together they leave fewer
- * than k bytes of the bound uncovered), or no streamed part and 5 MiB parts when the bound is under
- * one part. Every further part is of the same size, and the last no larger, as R2 wants.
+ * A body announced (Content-Length) at most this long is held and put once at commit: one R2 write,
+ * none before the caller is known. A longer one is streamed to R2 as it arrives.
  */
-export function partPlan(atLeast: number): { partBytes: number; streamed: number } {
-  const streamed = Math.min(Math.floor(atLeast / R2_PART_BYTES), R2_MAX_PARTS - 1);
-  return streamed > 0 ? { partBytes: Math.floor(atLeast / streamed), streamed } : { partBytes: R2_PART_BYTES, streamed: 0 };
-}
+export const R2_HELD_MAX_BYTES = 1024 * 1024;
+/** R2's largest single put, with room to spare; a longer announced body goes the multipart way. */
+const R2_PUT_MAX_BYTES = 5 * 1024 ** 3 - 5 * 1024 * 1024;
 
 /** `chunks` (exactly `length` bytes in all) as a stream R2 accepts: a streamed body needs its length up front. */
 function lengthStream(chunks: Uint8Array[], length: number): ReadableStream<Uint8Array> {
@@ -72,86 +66,60 @@ function lengthStream(chunks: Uint8Array[], length: number): ReadableStream<Uint
   return readable;
 }
 
+/** Zeros written at most at once when a streamed put is padded to its announced length. */
+const PAD_BYTES = 64 * 1024;
+const shortBody = () => new AppError('BAD_REQUEST', 'file: the body is shorter than its Content-Length says');
+
 function assertKey(key: string) {
   if (!KEY.test(key)) throw new Error('r2-blobs: key must be a sha256 hex string');
 }
 
 /**
- * Blobs in an R2 bucket under `blobs/<sha256>`. R2 has no rename, a streamed put or part needs its
- * length up front, and every part of a multipart upload but the last must be of one size (≥ 5 MiB)
- * with the last no larger. Small uploads are held (as the chunks that arrived: memory grows with the
- * upload, never allocated up front) and put straight under their content key at commit; larger
- * ones go to `staging/<uuid>` as a multipart upload and are copied under the content key at commit
- * (inside R2, streamed). With a lower bound of the size (`hint.atLeast`, from Content-Length), the
- * parts that bound guarantees are streamed to R2 as the bytes arrive, sized so that they cover it
- * (k parts of ⌊atLeast / k⌋ bytes), and only the rest (the framing allowance) is held; without one
- * (a chunked body) each 5 MiB part is held before it goes out.
+ * Blobs in an R2 bucket under `blobs/<sha256>`. R2 has no rename, and a streamed put or part needs
+ * its length up front, so an upload is staged one of two ways, never holding a large file whole:
+ * - its length is bounded (`hint.atMost`, from Content-Length) and over R2_HELD_MAX_BYTES: one put
+ *   of exactly `atMost` bytes to `staging/<uuid>`, streamed as the bytes arrive — the file, then
+ *   zeros up to `atMost` (the multipart framing the bound also counted) — of which commit copies
+ *   the first `size` bytes under the content key (inside R2, streamed);
+ * - otherwise the bytes are held as the chunks that arrived (memory grows with the upload, never
+ *   allocated up front): a body under one part (5 MiB) is put straight under its content key at
+ *   commit; a longer one (a chunked body: its length is unknown) goes to `staging/<uuid>` as a
+ *   multipart upload, each 5 MiB part held until it is full, and is copied at commit.
  */
 export function r2BlobStore(bucket: R2BucketLike): BlobStore {
   const objectKey = (key: string) => BLOB_PREFIX + key;
 
   async function stage(body: ReadableStream<Uint8Array>, hint: StageHint = {}): Promise<StagedBlob> {
+    const { atMost } = hint;
+    if (atMost !== undefined && atMost > R2_HELD_MAX_BYTES && atMost <= R2_PUT_MAX_BYTES) return streamed(body, atMost, hint);
     const reader = body.getReader();
     let held: Uint8Array[] = [];
     let heldBytes = 0;
     let size = 0;
     // Assigned inside sendPart; the cast keeps TypeScript from narrowing it to null below.
     let upload = null as { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null;
-    const begin = async () => {
+    const sendPart = async () => {
       if (!upload) {
         // Nothing reaches R2 before this: a body under one part stays in memory until commit.
         await hint.beforeWrite?.();
         const key = STAGING_PREFIX + crypto.randomUUID();
         upload = { key, mp: await bucket.createMultipartUpload(key), parts: [] };
       }
-      return upload;
-    };
-    // Parts the stream is known to fill (hint.atLeast) are streamed to R2 as the bytes arrive,
-    // never held: each is exactly one part long, so its length is known up front. Only what comes
-    // after them is held and sent as below, in parts of the same size.
-    const { partBytes, streamed: direct } = partPlan(hint.atLeast ?? 0);
-    let started = 0;
-    let streaming: { writer: WritableStreamDefaultWriter<Uint8Array>; sent: Promise<R2UploadedPartLike>; left: number } | null = null;
-    const sendPart = async () => {
-      const up = await begin();
       const chunks = held;
       const length = heldBytes;
       held = [];
       heldBytes = 0;
-      up.parts.push(await up.mp.uploadPart(up.parts.length + 1, lengthStream(chunks, length)));
+      upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, lengthStream(chunks, length)));
     };
     try {
       for (;;) {
         const read = await reader.read();
         if (read.done) break;
         size += read.value.byteLength;
-        let rest: Uint8Array = read.value;
-        while (rest.byteLength > 0 && (streaming || started < direct)) {
-          if (!streaming) {
-            started++;
-            const up = await begin();
-            const { readable, writable } = new FixedLengthStream(partBytes);
-            const writer = writable.getWriter();
-            const sent = up.mp.uploadPart(up.parts.length + 1, readable);
-            // A failed part upload makes the pending writes fail too instead of waiting forever.
-            sent.catch((e) => writer.abort(e).catch(() => undefined));
-            streaming = { writer, sent, left: partBytes };
-          }
-          const piece = rest.subarray(0, streaming.left);
-          rest = rest.subarray(piece.byteLength);
-          await streaming.writer.write(piece);
-          streaming.left -= piece.byteLength;
-          if (streaming.left === 0) {
-            await streaming.writer.close();
-            (await begin()).parts.push(await streaming.sent);
-            streaming = null;
-          }
-        }
-        if (rest.byteLength === 0) continue;
         // A view into a larger buffer (a parser's input chunk) is copied, so it does not keep that alive.
-        let chunk = rest.byteLength === rest.buffer.byteLength ? rest : rest.slice();
-        while (heldBytes + chunk.byteLength >= partBytes) {
-          const n = partBytes - heldBytes;
+        let chunk = read.value.byteLength === read.value.buffer.byteLength ? read.value : read.value.slice();
+        while (heldBytes + chunk.byteLength >= R2_PART_BYTES) {
+          const n = R2_PART_BYTES - heldBytes;
           held.push(chunk.subarray(0, n));
           heldBytes += n;
           chunk = chunk.subarray(n);
@@ -162,37 +130,92 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
           heldBytes += chunk.byteLength;
         }
       }
-      if (streaming) throw new AppError('BAD_REQUEST', 'file: the body is shorter than its Content-Length says');
+      if (size < (hint.atLeast ?? 0)) throw shortBody();
       if (upload && heldBytes > 0) await sendPart();
       if (upload) await upload.mp.complete(upload.parts);
     } catch (e) {
-      if (streaming) await streaming.writer.abort(e).catch(() => undefined);
       await reader.cancel(e).catch(() => undefined);
       if (upload) await upload.mp.abort().catch(() => undefined);
       throw e;
     }
 
-    const staged = upload?.key ?? null;
-    const small = staged ? null : held;
+    return upload ? stagedAt(upload.key, size) : stagedHeld(held, size);
+  }
+
+  /** A stage held in memory: put under its content key at commit. */
+  function stagedHeld(chunks: Uint8Array[], size: number): StagedBlob {
     return {
       size,
       async commit(key) {
         assertKey(key);
         if (await bucket.head(objectKey(key))) return;
-        if (small) {
-          await bucket.put(objectKey(key), lengthStream(small, size));
-          return;
-        }
-        const source = await bucket.get(staged!);
+        await bucket.put(objectKey(key), lengthStream(chunks, size));
+      },
+      async discard() {},
+    };
+  }
+
+  /** A stage in R2 under `staged`, whose first `size` bytes are the blob: copied under the content key at commit. */
+  function stagedAt(staged: string, size: number): StagedBlob {
+    return {
+      size,
+      async commit(key) {
+        assertKey(key);
+        if (await bucket.head(objectKey(key))) return;
+        const source = await bucket.get(staged, { range: { offset: 0, length: size } });
         if (!source) throw new Error('r2-blobs: staged object vanished before commit');
-        const { readable, writable } = new FixedLengthStream(source.size);
+        const { readable, writable } = new FixedLengthStream(size);
         const piping = source.body.pipeTo(writable);
         await Promise.all([bucket.put(objectKey(key), readable), piping]);
       },
       async discard() {
-        if (staged) await bucket.delete(staged);
+        await bucket.delete(staged);
       },
     };
+  }
+
+  /**
+   * Streams `body` into one put of exactly `atMost` bytes, padded with zeros after its end; the
+   * bytes in flight are all it holds. Fails (and nothing is stored) if the body is shorter than
+   * `hint.atLeast` or longer than `atMost`.
+   */
+  async function streamed(body: ReadableStream<Uint8Array>, atMost: number, hint: StageHint): Promise<StagedBlob> {
+    const reader = body.getReader();
+    let size = 0;
+    let writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
+    let put: Promise<unknown> | undefined;
+    const key = STAGING_PREFIX + crypto.randomUUID();
+    try {
+      for (;;) {
+        const read = await reader.read();
+        if (read.done) break;
+        if (read.value.byteLength === 0) continue;
+        if (!writer) {
+          // Nothing reaches R2 before the first byte of the file, nor before the caller is checked.
+          await hint.beforeWrite?.();
+          const { readable, writable } = new FixedLengthStream(atMost);
+          writer = writable.getWriter();
+          const w = writer;
+          put = bucket.put(key, readable);
+          // A failed put makes the pending writes fail too instead of waiting forever.
+          put.catch((e) => w.abort(e).catch(() => undefined));
+        }
+        size += read.value.byteLength;
+        if (size > atMost) throw badRequest('file: the body is longer than its Content-Length says');
+        await writer.write(read.value);
+      }
+      if (size < (hint.atLeast ?? 0)) throw shortBody();
+      if (!writer) return stagedHeld([], 0);
+      for (let left = atMost - size; left > 0; left -= PAD_BYTES) await writer.write(new Uint8Array(Math.min(PAD_BYTES, left)));
+      await writer.close();
+      await put;
+    } catch (e) {
+      // The put then fails (its body errored): R2 stores nothing.
+      await writer?.abort(e).catch(() => undefined);
+      await reader.cancel(e).catch(() => undefined);
+      throw e;
+    }
+    return stagedAt(key, size);
   }
 
   return {

@@ -137,10 +137,11 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
 
   let staged;
   try {
-    // A lower bound of the file's size (the body minus the most framing allowed), so a store can
-    // stream whole parts out as they arrive instead of holding them (R2: bench/workerd-upload-heap.ts).
+    // Bounds of the file's size (the body minus the most framing allowed, and the body), so a store
+    // can stream it out as it arrives instead of holding it (R2: bench/workerd-upload-heap.ts).
     const atLeast = Number.isFinite(declaredLength) ? Math.max(0, declaredLength - FRAMING_ALLOWANCE) : 0;
-    staged = await store.stage(part.body.pipeThrough(inspector.transform), { atLeast, beforeWrite: check });
+    const atMost = Number.isFinite(declaredLength) ? declaredLength : undefined;
+    staged = await store.stage(part.body.pipeThrough(inspector.transform), { atLeast, atMost, beforeWrite: check });
   } catch (e) {
     throw inspector.error() ?? e;
   }
