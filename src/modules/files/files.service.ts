@@ -136,7 +136,7 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
     const atLeast = Number.isFinite(declaredLength) ? Math.max(0, declaredLength - FRAMING_ALLOWANCE) : 0;
     // Under deferred auth (the route's deferAuth) the caller is checked at the first database call,
     // which comes after the body: a store that would write somewhere before that (a temporary file,
-    // R2 for a body over 1 MiB, or over 5 MiB without Content-Length) checks the caller first. A smaller body waits in memory.
+    // R2 for a body over 1 MiB) checks the caller first. A smaller body waits in memory.
     // Nor does a body over UNCHECKED_UPLOAD_BYTES go on being read for an unchecked caller.
     const check = () => authSettled(auth);
     const body = part.body.pipeThrough(inspector.transform).pipeThrough(checkedAfter(UNCHECKED_UPLOAD_BYTES, check));
