@@ -116,16 +116,26 @@ describe('AuthGate', () => {
     const gate = new AuthGate(fakeDeps([[], [{ secret: 1 }]], calls), { sql: 'AUTH', parameters: [] }, (row) => {
       if (!row) throw new Error('401');
     });
-    await expect(gate.readMany([{ sql: 'DATA', parameters: [] }])).rejects.toThrow('401');
+    await expect(gate.readMany([{ sql: 'SELECT data', parameters: [] }])).rejects.toThrow('401');
     await expect(gate.settle()).rejects.toThrow('401');
-    expect(calls).toEqual(['batch AUTH,DATA']);
+    expect(calls).toEqual(['batch AUTH,SELECT data']);
   });
 
   test('an accepted auth row: one batch, the data rows without the auth row, later reads without it', async () => {
     const calls: string[] = [];
     const gate = new AuthGate(fakeDeps([[{ ok: 1 }], [{ data: 1 }]], calls), { sql: 'AUTH', parameters: [] }, () => {});
-    expect(await gate.readMany([{ sql: 'DATA', parameters: [] }])).toEqual([[{ data: 1 }]]);
-    await gate.readMany([{ sql: 'MORE', parameters: [] }]);
-    expect(calls).toEqual(['batch AUTH,DATA', 'batch MORE']);
+    expect(await gate.readMany([{ sql: 'SELECT data', parameters: [] }])).toEqual([[{ data: 1 }]]);
+    await gate.readMany([{ sql: 'SELECT more', parameters: [] }]);
+    expect(calls).toEqual(['batch AUTH,SELECT data', 'batch SELECT more']);
+  });
+
+  test('only plain reads travel before the verdict: a write (also one behind WITH or a comment) is refused unsent', async () => {
+    const calls: string[] = [];
+    const gate = new AuthGate(fakeDeps([[{ ok: 1 }], [{ data: 1 }]], calls), { sql: 'AUTH', parameters: [] }, () => {});
+    for (const sql of ['WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x', 'UPDATE users SET status = 1', '/* read */ DELETE FROM t', 'REPLACE INTO t VALUES (1)']) {
+      await expect(gate.readMany([{ sql: 'SELECT 1', parameters: [] }, { sql, parameters: [] }])).rejects.toThrow('only reads may travel before the auth verdict');
+    }
+    expect(calls).toEqual([]);
+    expect(await gate.readMany([{ sql: '-- a read\n  WITH x AS (SELECT 1) SELECT updated_at FROM x', parameters: [] }])).toEqual([[{ data: 1 }]]);
   });
 });

@@ -48,6 +48,31 @@ describe('deletes never remove content inline', () => {
 });
 
 describe('the sweep', () => {
+  test('rows it may not claim (reserved by an upload within the hour, claimed by a live sweep) do not fill its batch', async () => {
+    // A hundred such rows, due and oldest, once filled the due select (LIMIT 100) on every run: a
+    // deleted file's content was then never removed (found by review: refused uploads leave their
+    // reservation row, and a caller can refresh it).
+    const t = await makeTestApp();
+    const token = await t.login();
+    const old = new Date(t.clock.now() - 48 * HOUR).toISOString();
+    const now = new Date(t.clock.now()).toISOString();
+    const junk = t.sqlite.prepare('INSERT INTO blobs (sha256, size, ref_count, created_at, unreferenced_at, reserved_at, removing_at) VALUES (?, 1, 0, ?, ?, ?, ?)');
+    for (let i = 0; i < 100; i++) {
+      const sha = await sha256Hex(enc.encode(`junk ${i}`));
+      junk.run(sha, old, old, i % 2 ? now : null, i % 2 ? null : `${now} claim-${i}`);
+    }
+    const victim = (await upload(t, 'sysFile', token, { filename: 'v.txt', data: 'deleted content' })).data;
+    expect((await t.call('POST', '/app/sysFile/delete', { token, body: { ids: [victim.id] } })).status).toBe(200);
+    t.clock.advance(25 * HOUR);
+    // Still within the hour for the sweep: the reservations and claims are renewed as of now.
+    t.sqlite.run('UPDATE blobs SET reserved_at = ? WHERE size = 1 AND reserved_at IS NOT NULL', [new Date(t.clock.now()).toISOString()]);
+    t.sqlite.run("UPDATE blobs SET removing_at = ? || ' live' WHERE size = 1 AND removing_at IS NOT NULL", [new Date(t.clock.now()).toISOString()]);
+    expect(await cleanup(t.deps)).toMatchObject({ blobsUnreferenced: 1 });
+    expect(blobRow(t, victim.sha256)).toBeNull();
+    expect(existsSync(blobPath(t, victim.sha256))).toBe(false);
+    expect((t.sqlite.query('SELECT count(*) AS n FROM blobs WHERE size = 1').get() as { n: number }).n).toBe(100);
+  });
+
   test('keeps unreferenced content through the grace period, removes row and bytes after it', async () => {
     const t = await makeTestApp({ env: { BLOB_GRACE_HOURS: '2' } });
     const token = await t.login();

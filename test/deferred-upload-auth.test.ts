@@ -94,8 +94,9 @@ for (const runtime of RUNTIMES) {
         }
       });
 
-      test('an unchecked caller is refused before more than UNCHECKED_UPLOAD_BYTES of the body are read', async () => {
-        const { body, contentType } = multipart([{ filename: 'big.bin', data: randomBytes(3 * 1024 * 1024) }]);
+      /** A multipart body sent chunked from a stream that counts what the server read. */
+      async function sendCounted(token: string, parts: Parameters<typeof multipart>[0]) {
+        const { body, contentType } = multipart(parts);
         let read = 0;
         const chunks = chunkedStream(body, 64 * 1024).getReader();
         const counted = new ReadableStream<Uint8Array>({
@@ -106,18 +107,37 @@ for (const runtime of RUNTIMES) {
             c.enqueue(r.value);
           },
         });
-        const was = await state();
         const res = await t.request('/app/sysFile/upload', {
           method: 'POST',
-          headers: { authorization: `Bearer ${nobody.token}`, 'content-type': contentType },
+          headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
           body: counted,
           duplex: 'half',
         } as RequestInit);
-        expect(res.status).toBe(403);
+        return { status: res.status, read };
+      }
+      /** Read before the refusal at most: the bound, plus the chunks in flight through the parser's pipes. */
+      const MOST_READ = UNCHECKED_UPLOAD_BYTES + 4 * 64 * 1024;
+
+      test('an unchecked caller is refused before more than UNCHECKED_UPLOAD_BYTES of the body are read', async () => {
+        const was = await state();
+        const r = await sendCounted(nobody.token, [{ filename: 'big.bin', data: randomBytes(3 * 1024 * 1024) }]);
+        expect(r.status).toBe(403);
         expect(await state()).toEqual(was);
         // Disk: checked before the temporary file, i.e. at once. R2: after at most the bound (a body
-        // under it waits in memory), plus the chunks in flight through the parser's pipes.
-        expect(read).toBeLessThanOrEqual(kind === 'disk' ? 4 * 64 * 1024 : UNCHECKED_UPLOAD_BYTES + 4 * 64 * 1024);
+        // under it waits in memory).
+        expect(r.read).toBeLessThanOrEqual(kind === 'disk' ? 4 * 64 * 1024 : MOST_READ);
+      });
+
+      test('decoy parts before the file part count too: the bound is on the whole body (found by review)', async () => {
+        const was = await state();
+        const decoy = { name: 'decoy', filename: 'x.bin', data: randomBytes(8 * 1024 * 1024) };
+        const r = await sendCounted(nobody.token, [decoy, { filename: 'small.bin', data: randomBytes(1024) }]);
+        expect([r.status, r.read <= MOST_READ]).toEqual([403, true]);
+        const ended = await t.login(caller.loginName, USER_PASSWORD);
+        await t.exec('UPDATE sessions SET revoked_at = ? WHERE id = ?', new Date(t.clock.now()).toISOString(), sessionOf(ended));
+        const none = await sendCounted(ended, [decoy]);
+        expect([none.status, none.read <= MOST_READ]).toEqual([401, true]);
+        expect(await state()).toEqual(was);
       });
 
       test('a session revoked or the code removed before the record batch: 401/403, no record, the refusal logged', async () => {

@@ -101,6 +101,27 @@ for (const runtime of RUNTIMES) {
       menu = (await t.call('GET', `/app/sysMenu/detail?id=${menu.id}`, { token: admin })).data;
     });
 
+    test('a super admin demoted between the pre-read and the write batch writes nothing a super admin alone may write (403)', async () => {
+      // The handler planned the write as a super admin's (super-admin-only and authority checks left
+      // out); the caller still holds the route's code through another role, so only a guard that
+      // re-checks "still a super admin" refuses it (found by review).
+      for (const [name, code] of [['resetPassword', 'sys:user:resetPassword'], ['menu edit', 'sys:menu:edit']] as const) {
+        const x = await userWithCodes(t, [code], `demoted_${name.replace(' ', '_')}_${runtime}`);
+        await t.exec('INSERT INTO user_role (user_id, role_id) VALUES (?, 1)', x.userId);
+        const admin1 = await t.row('SELECT password_hash FROM users WHERE id = 1');
+        const m = (await t.row<{ id: number; version: number; permission: string }>("SELECT id, version, permission FROM menus WHERE permission = 'sys:user:page'"))!;
+        const undo = beforeBatch(1, 'DELETE FROM user_role WHERE user_id = ? AND role_id = 1', x.userId);
+        const r =
+          name === 'resetPassword'
+            ? await t.call('POST', '/app/sysUser/resetPassword', { token: x.token, body: { id: 1, newPassword: NEW_PASSWORD } })
+            : await t.call('POST', '/app/sysMenu/edit', { token: x.token, body: { id: m.id, version: m.version, permission: 'sys:user:pageX' } });
+        undo();
+        expect([name, r.status]).toEqual([name, 403]);
+        expect(await t.row('SELECT password_hash FROM users WHERE id = 1')).toEqual(admin1);
+        expect(await t.row('SELECT permission, version FROM menus WHERE id = ?', m.id)).toEqual({ permission: m.permission, version: m.version });
+      }
+    });
+
     test("the verdict found in the write outranks the write's own rules (no early check explains it away)", async () => {
       // A super admin's password is for super admins only: the write would be refused 403 by its own
       // guard, but the session ended first, and the guards at the head of the batch say so.

@@ -56,6 +56,7 @@ export class AuthGate {
       await this.settle();
       return this.deps.readMany(statements);
     }
+    statements.forEach(assertRead);
     const batch = this.deps.readMany([this.statement, ...statements]);
     this.verdict = batch.then(
       ([authRows]) => this.judge(authRows?.[0]),
@@ -105,6 +106,16 @@ export class AuthGate {
     }
     return (await batch).slice(1 + guards.length);
   }
+}
+
+/**
+ * What travels before the verdict runs before the caller is judged: only plain reads may (a SELECT,
+ * or a WITH without a write). A programming error otherwise, refused before anything is sent.
+ */
+function assertRead(s: ReadStatement): void {
+  const text = s.sql.replace(/^(\s+|--[^\n]*\n|\/\*[\s\S]*?\*\/)*/, '');
+  if (/^SELECT\b/i.test(text) || (/^WITH\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(text))) return;
+  throw new Error(`only reads may travel before the auth verdict (http/auth-gate.ts): ${s.sql.slice(0, 80)}`);
 }
 
 /** The 401/403 of a write guard that refused the batch, or undefined for any other failure. */
@@ -201,6 +212,9 @@ export function gatedDeps(deps: Deps, gate: AuthGate, writes = false): Deps {
   // Own descriptors, not a spread: a spread would run lazy getters (the metered Kysely).
   const out = Object.defineProperties({} as Deps, Object.getOwnPropertyDescriptors(deps));
   return Object.defineProperties(out, {
+    // Behind the gate every path is the gate's: no way around it to another session.
+    afterAuth: { value: undefined, enumerable: true },
+    replication: { value: undefined, enumerable: true },
     db: { get: () => (db ??= gatedKysely(deps.db, gate, deps.readMany.oneTrip ?? false, writes)), enumerable: true },
     readMany: { value: readMany, enumerable: true },
     read: {

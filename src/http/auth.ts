@@ -31,7 +31,7 @@ WHERE ${LIVE_SESSION}`;
  * under deferred auth (http/auth-gate.ts): the batch fails whole with 401 when the session ended or
  * the user was disabled, with 403 when the caller no longer holds `code` (null: none needed).
  */
-function writeGuards(code: PermissionCode | null, sessionId: string, userId: number, now: string): CompiledQuery[] {
+function writeGuards(code: PermissionCode | null, sessionId: string, userId: number, now: string, wasSuper: boolean): CompiledQuery[] {
   const guards = [
     CompiledQuery.raw(
       `INSERT INTO auth_guard_failures (rule) SELECT 'session_ended' WHERE NOT EXISTS (SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id WHERE ${LIVE_SESSION})`,
@@ -45,6 +45,11 @@ function writeGuards(code: PermissionCode | null, sessionId: string, userId: num
         [userId, code, userId],
       ),
     );
+  }
+  if (wasSuper) {
+    // The handler planned the write as a super admin's (the super-admin-only, scope and authority
+    // checks are left out for one): the caller must still be one when it is written.
+    guards.push(CompiledQuery.raw(`INSERT INTO auth_guard_failures (rule) SELECT 'not_permitted' WHERE NOT ${isSuperSql('+?')}`, [userId]));
   }
   return guards;
 }
@@ -175,7 +180,7 @@ function openGate(c: Context, code: PermissionCode | null, userId: number, sessi
       if (!permitted) throw forbidden();
     },
     // The guards check the state when the write runs: "now" is taken then.
-    writes ? () => writeGuards(code, sessionId, userId, new Date(deps.clock.now()).toISOString()) : undefined,
+    writes ? () => writeGuards(code, sessionId, userId, new Date(deps.clock.now()).toISOString(), !auth.pending && auth.isSuperAdmin) : undefined,
   );
   auth.attach(gate);
   c.set('auth', auth);

@@ -130,12 +130,24 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
   const expired = new Date(now - grace).toISOString();
   let more = false;
 
+  const reservedBefore = new Date(now - RESERVATION_MS).toISOString();
+  const claimedBefore = new Date(now - STALE_CLAIM_MS).toISOString();
   let unreferenced = 0;
   // The select, then one claim, one store call and one delete for all of them: 4 of the budget.
   const dueLimit = budget.limit - budget.used >= 4 ? DUE_PER_RUN : 0;
   const due =
     dueLimit > 0 && budget.take()
-      ? await db.selectFrom('blobs').select('sha256').where('ref_count', '=', 0).where('unreferenced_at', '<', expired).limit(dueLimit).execute()
+      ? await db
+          .selectFrom('blobs')
+          .select('sha256')
+          .where('ref_count', '=', 0)
+          .where('unreferenced_at', '<', expired)
+          // The claim's own conditions: rows it would skip (reserved by an upload, claimed by a live
+          // sweep) must not fill the LIMIT, or a hundred of them would stop every later sweep.
+          .where((eb) => eb.or([eb('reserved_at', 'is', null), eb('reserved_at', '<', reservedBefore)]))
+          .where((eb) => eb.or([eb('removing_at', 'is', null), eb('removing_at', '<', claimedBefore)]))
+          .limit(dueLimit)
+          .execute()
       : [];
   if (due.length === dueLimit) more = true;
   // The due rows are claimed in ONE statement (re-checked in it: an upload may have revived or
@@ -148,8 +160,8 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
     unreferenced = await withBlobLocks(store, keys, async () => {
       const { rows } = await sql<{ sha256: string }>`UPDATE blobs SET removing_at = ${claim} WHERE sha256 IN ${list(keys)}
         AND ref_count = 0 AND unreferenced_at < ${expired}
-        AND (reserved_at IS NULL OR reserved_at < ${new Date(now - RESERVATION_MS).toISOString()})
-        AND (removing_at IS NULL OR removing_at < ${new Date(now - STALE_CLAIM_MS).toISOString()})
+        AND (reserved_at IS NULL OR reserved_at < ${reservedBefore})
+        AND (removing_at IS NULL OR removing_at < ${claimedBefore})
         AND NOT EXISTS (SELECT 1 FROM files WHERE files.sha256 = blobs.sha256)
         RETURNING sha256`.execute(db);
       if (rows.length === 0) return 0;

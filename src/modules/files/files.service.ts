@@ -110,7 +110,13 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
   }
   await checkFreeSpace(deps, Number.isFinite(declaredLength) ? declaredLength : 0);
 
-  const part = await openFilePart(input.body, input.contentType!, { field: 'file', maxBodyBytes: limit + FRAMING_ALLOWANCE, tooLarge });
+  // Under deferred auth (the route's deferAuth) the caller is checked at the first database call,
+  // which comes after the body: an unchecked caller's body is read at most UNCHECKED_UPLOAD_BYTES
+  // (every part counts, a decoy before the file too), and a store that would write somewhere before
+  // that call (a temporary file, anything in R2) checks the caller first. A smaller body waits in memory.
+  const check = () => authSettled(auth);
+  const body = input.body.pipeThrough(checkedAfter(UNCHECKED_UPLOAD_BYTES, check));
+  const part = await openFilePart(body, input.contentType!, { field: 'file', maxBodyBytes: limit + FRAMING_ALLOWANCE, tooLarge });
   const name = sanitizeFileName(part.fileName);
   meta.name = name;
   meta.declaredType = part.contentType;
@@ -134,14 +140,8 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
     // Bounds of the file's size (the body minus the most framing allowed, and the body), so a store
     // can stream it out as it arrives instead of holding it (R2: bench/workerd-upload-heap.ts).
     const atLeast = Number.isFinite(declaredLength) ? Math.max(0, declaredLength - FRAMING_ALLOWANCE) : 0;
-    // Under deferred auth (the route's deferAuth) the caller is checked at the first database call,
-    // which comes after the body: a store that would write somewhere before that (a temporary file,
-    // R2 for a body over 1 MiB) checks the caller first. A smaller body waits in memory.
-    // Nor does a body over UNCHECKED_UPLOAD_BYTES go on being read for an unchecked caller.
-    const check = () => authSettled(auth);
-    const body = part.body.pipeThrough(inspector.transform).pipeThrough(checkedAfter(UNCHECKED_UPLOAD_BYTES, check));
     const atMost = Number.isFinite(declaredLength) ? declaredLength : undefined;
-    staged = await store.stage(body, { atLeast, atMost, beforeWrite: check });
+    staged = await store.stage(part.body.pipeThrough(inspector.transform), { atLeast, atMost, beforeWrite: check });
   } catch (e) {
     throw inspector.error() ?? e;
   }
