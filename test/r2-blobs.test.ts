@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { R2_HELD_MAX_BYTES, R2_PART_BYTES, r2BlobStore } from '../src/adapters/workers/r2-blobs.ts';
+import { R2_HELD_MAX_BYTES, R2_PART_BYTES, R2_PIECE_BYTES, r2BlobStore } from '../src/adapters/workers/r2-blobs.ts';
 import { chunkedStream, randomBytes, sha256Hex } from './support/files.ts';
 import { FakeBucket, installFixedLengthStream } from './support/fake-r2.ts';
 
@@ -13,35 +13,6 @@ beforeAll(installFixedLengthStream);
 const readAll = async (s: ReadableStream<Uint8Array> | null) => new Uint8Array(await new Response(s).arrayBuffer()) as Uint8Array;
 
 describe('R2 blob store (in-memory binding)', () => {
-  test('a small upload is put straight under its content key at commit', async () => {
-    const bucket = new FakeBucket();
-    const store = r2BlobStore(bucket);
-    const data = randomBytes(100_000);
-    const key = await sha256Hex(data);
-    const staged = await store.stage(chunkedStream(data, 999));
-    expect(staged.size).toBe(data.byteLength);
-    expect(bucket.objects.size).toBe(0);
-    await staged.commit(key);
-    await staged.discard();
-    expect([...bucket.objects.keys()]).toEqual([`blobs/${key}`]);
-    expect(await readAll(await store.get(key))).toEqual(data);
-    expect(await readAll(await store.get(key, { offset: 10, length: 5 }))).toEqual(data.slice(10, 15));
-    expect(await store.head(key)).toEqual({ size: data.byteLength });
-  });
-
-  test('a large upload goes through a multipart staging object in 5 MiB parts and is copied at commit', async () => {
-    const bucket = new FakeBucket();
-    const store = r2BlobStore(bucket);
-    const data = randomBytes(2 * R2_PART_BYTES + 12345);
-    const key = await sha256Hex(data);
-    const staged = await store.stage(chunkedStream(data, 65_536));
-    expect(bucket.partSizes).toEqual([R2_PART_BYTES, R2_PART_BYTES, 12345]);
-    await staged.commit(key);
-    await staged.discard();
-    expect([...bucket.objects.keys()]).toEqual([`blobs/${key}`]);
-    expect(await readAll(await store.get(key))).toEqual(data);
-  });
-
   /** `data` as a stream of 64 KiB chunks that records the most bytes read from it but not yet in `bucket`. */
   const watched = (data: Uint8Array, bucket: FakeBucket) => {
     const inner = chunkedStream(data, 65_536).getReader();
@@ -58,6 +29,49 @@ describe('R2 blob store (in-memory binding)', () => {
     });
     return { stream, seen };
   };
+
+  test('a small upload is put straight under its content key at commit', async () => {
+    const bucket = new FakeBucket();
+    const store = r2BlobStore(bucket);
+    const data = randomBytes(100_000);
+    const key = await sha256Hex(data);
+    const staged = await store.stage(chunkedStream(data, 999));
+    expect(staged.size).toBe(data.byteLength);
+    expect(bucket.objects.size).toBe(0);
+    await staged.commit(key);
+    await staged.discard();
+    expect([...bucket.objects.keys()]).toEqual([`blobs/${key}`]);
+    expect(await readAll(await store.get(key))).toEqual(data);
+    expect(await readAll(await store.get(key, { offset: 10, length: 5 }))).toEqual(data.slice(10, 15));
+    expect(await store.head(key)).toEqual({ size: data.byteLength });
+  });
+
+  test('without a length, at most 1 MiB is held: pieces spill to R2, five make a 5 MiB part, the rest the last part; copied at commit', async () => {
+    for (const [size, parts] of [
+      [2 * R2_PART_BYTES + 12345, [R2_PART_BYTES, R2_PART_BYTES, 12345]],
+      [7 * 1024 * 1024, [R2_PART_BYTES, 2 * 1024 * 1024]],
+      [3 * R2_PIECE_BYTES + 5, []],
+    ] as const) {
+      const bucket = new FakeBucket();
+      const store = r2BlobStore(bucket);
+      const data = randomBytes(size);
+      const key = await sha256Hex(data);
+      const { stream, seen } = watched(data, bucket);
+      const staged = await store.stage(stream);
+      expect(staged.size).toBe(size);
+      expect(bucket.partSizes).toEqual([...parts]);
+      // Pieces in R2 count as sent; never more than a piece and a chunk in memory.
+      expect(seen.mostHeld).toBeLessThanOrEqual(R2_PIECE_BYTES + 65_536);
+      // Only the staging object is left (the pieces are deleted once in a part or the object).
+      const left = [...bucket.objects.keys()];
+      expect(left).toHaveLength(1);
+      expect(left[0]).toMatch(/^staging\/[0-9a-f-]+$/);
+      await staged.commit(key);
+      await staged.discard();
+      expect([...bucket.objects.keys()]).toEqual([`blobs/${key}`]);
+      expect(await readAll(await store.get(key))).toEqual(data);
+    }
+  });
 
   test('with Content-Length over 1 MiB the file streams into one staging put padded to the bound, and commit copies its first size bytes', async () => {
     for (const size of [R2_HELD_MAX_BYTES + 1, 4.9 * 1024 * 1024, 7 * 1024 * 1024 + 5]) {

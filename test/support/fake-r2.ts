@@ -27,7 +27,7 @@ export class FakeBucket implements R2BucketLike {
   objects = new Map<string, { bytes: Uint8Array; uploaded: Date }>();
   partSizes: number[] = [];
   aborted = 0;
-  /** Bytes that reached the bucket so far through streamed puts and parts, counted as they arrive. */
+  /** Bytes that reached the bucket so far through streamed puts (not parts), counted as they arrive. */
   received = { n: 0 };
   async head(key: string): Promise<R2ObjectLike | null> {
     const o = this.objects.get(key);
@@ -65,7 +65,7 @@ export class FakeBucket implements R2BucketLike {
       uploadPart: async (n: number, value: Uint8Array | ReadableStream): Promise<R2UploadedPartLike> => {
         const known = (value as { knownLength?: number }).knownLength;
         if (value instanceof ReadableStream && !known) throw new Error('Provided readable stream must have a known length');
-        const bytes = value instanceof Uint8Array ? value.slice() : await drain(value, this.received);
+        const bytes = value instanceof Uint8Array ? value.slice() : await drain(value, { n: 0 });
         if (value instanceof ReadableStream && bytes.byteLength !== known) throw new Error(`part ${n}: ${bytes.byteLength} bytes, declared ${known}`);
         this.partSizes.push(bytes.byteLength);
         parts.set(n, bytes);

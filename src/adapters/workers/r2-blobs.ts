@@ -48,6 +48,11 @@ export const R2_PART_BYTES = 5 * 1024 * 1024;
  * none before the caller is known. A longer one is streamed to R2 as it arrives.
  */
 export const R2_HELD_MAX_BYTES = 1024 * 1024;
+/**
+ * A body of unknown length (no Content-Length) is held at most this much at a time: each full piece
+ * is spilled to R2 as an object of its own, and five of them are read back into one 5 MiB part.
+ */
+export const R2_PIECE_BYTES = 1024 * 1024;
 /** R2's largest single put, with room to spare; a longer announced body goes the multipart way. */
 const R2_PUT_MAX_BYTES = 5 * 1024 ** 3 - 5 * 1024 * 1024;
 
@@ -81,10 +86,11 @@ function assertKey(key: string) {
  *   of exactly `atMost` bytes to `staging/<uuid>`, streamed as the bytes arrive — the file, then
  *   zeros up to `atMost` (the multipart framing the bound also counted) — of which commit copies
  *   the first `size` bytes under the content key (inside R2, streamed);
- * - otherwise the bytes are held as the chunks that arrived (memory grows with the upload, never
- *   allocated up front): a body under one part (5 MiB) is put straight under its content key at
- *   commit; a longer one (a chunked body: its length is unknown) goes to `staging/<uuid>` as a
- *   multipart upload, each 5 MiB part held until it is full, and is copied at commit.
+ * - otherwise (a chunked body: its length is unknown) the bytes are held as the chunks that
+ *   arrived (memory grows with the upload, never allocated up front), at most R2_PIECE_BYTES (1 MiB):
+ *   a body under that is put straight under its content key at commit; each full piece is spilled
+ *   to R2 as `staging/<uuid>.<n>`, five pieces are read back into one 5 MiB part of a multipart
+ *   upload to `staging/<uuid>` (the pieces are then deleted), and that is copied at commit.
  */
 export function r2BlobStore(bucket: R2BucketLike): BlobStore {
   const objectKey = (key: string) => BLOB_PREFIX + key;
@@ -96,20 +102,41 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
     let held: Uint8Array[] = [];
     let heldBytes = 0;
     let size = 0;
+    const id = STAGING_PREFIX + crypto.randomUUID();
+    // Spilled pieces not yet in a part (each R2_PIECE_BYTES), and the multipart upload once a part is full.
+    const pieces: string[] = [];
+    let spilled = 0;
     // Assigned inside sendPart; the cast keeps TypeScript from narrowing it to null below.
-    let upload = null as { key: string; mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null;
-    const sendPart = async () => {
-      if (!upload) {
-        // Nothing reaches R2 before this: a body under one part stays in memory until commit.
-        await hint.beforeWrite?.();
-        const key = STAGING_PREFIX + crypto.randomUUID();
-        upload = { key, mp: await bucket.createMultipartUpload(key), parts: [] };
-      }
+    let upload = null as { mp: R2MultipartUploadLike; parts: R2UploadedPartLike[] } | null;
+    let checked = false;
+    // Nothing reaches R2 before this: a body under one piece stays in memory until commit.
+    const check = async () => {
+      if (!checked) await hint.beforeWrite?.();
+      checked = true;
+    };
+    const takeHeld = () => {
       const chunks = held;
-      const length = heldBytes;
       held = [];
       heldBytes = 0;
-      upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, lengthStream(chunks, length)));
+      return chunks;
+    };
+    const spill = async () => {
+      await check();
+      const key = `${id}.${spilled++}`;
+      pieces.push(key);
+      await bucket.put(key, lengthStream(takeHeld(), R2_PIECE_BYTES));
+    };
+    const dropPieces = async (keys: string[]) => {
+      await bucket.delete(keys);
+      pieces.splice(0, keys.length);
+    };
+    /** The spilled pieces, then what is held, as one part. */
+    const sendPart = async (length: number) => {
+      await check();
+      upload ??= { mp: await bucket.createMultipartUpload(id), parts: [] };
+      const keys = pieces.slice();
+      upload.parts.push(await upload.mp.uploadPart(upload.parts.length + 1, joined(keys, takeHeld(), length)));
+      await dropPieces(keys);
     };
     try {
       for (;;) {
@@ -118,12 +145,13 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
         size += read.value.byteLength;
         // A view into a larger buffer (a parser's input chunk) is copied, so it does not keep that alive.
         let chunk = read.value.byteLength === read.value.buffer.byteLength ? read.value : read.value.slice();
-        while (heldBytes + chunk.byteLength >= R2_PART_BYTES) {
-          const n = R2_PART_BYTES - heldBytes;
+        while (heldBytes + chunk.byteLength >= R2_PIECE_BYTES) {
+          const n = R2_PIECE_BYTES - heldBytes;
           held.push(chunk.subarray(0, n));
           heldBytes += n;
           chunk = chunk.subarray(n);
-          await sendPart();
+          await spill();
+          if (pieces.length === R2_PART_BYTES / R2_PIECE_BYTES) await sendPart(R2_PART_BYTES);
         }
         if (chunk.byteLength > 0) {
           held.push(chunk);
@@ -131,15 +159,48 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
         }
       }
       if (size < (hint.atLeast ?? 0)) throw shortBody();
-      if (upload && heldBytes > 0) await sendPart();
-      if (upload) await upload.mp.complete(upload.parts);
+      const rest = pieces.length * R2_PIECE_BYTES + heldBytes;
+      if (upload) {
+        if (rest > 0) await sendPart(rest);
+        await upload.mp.complete(upload.parts);
+        return stagedAt(id, size);
+      }
+      if (pieces.length > 0) {
+        // Under one part but spilled: the pieces and the rest as one object.
+        const keys = pieces.slice();
+        await bucket.put(id, joined(keys, takeHeld(), rest));
+        await dropPieces(keys);
+        return stagedAt(id, size);
+      }
     } catch (e) {
       await reader.cancel(e).catch(() => undefined);
       if (upload) await upload.mp.abort().catch(() => undefined);
+      if (pieces.length) await bucket.delete(pieces).catch(() => undefined);
       throw e;
     }
+    return stagedHeld(held, size);
+  }
 
-    return upload ? stagedAt(upload.key, size) : stagedHeld(held, size);
+  /** Spilled pieces read back from R2, then `tail`, as one stream of `length` bytes (what R2 accepts). */
+  function joined(keys: string[], tail: Uint8Array[], length: number): ReadableStream<Uint8Array> {
+    const { readable, writable } = new FixedLengthStream(length);
+    void (async () => {
+      try {
+        for (const key of keys) {
+          const piece = await bucket.get(key);
+          if (!piece) throw new Error('r2-blobs: a spilled piece vanished');
+          // Between two native streams workerd pipes without handing the bytes to JavaScript.
+          await piece.body.pipeTo(writable, { preventClose: true });
+        }
+        const writer = writable.getWriter();
+        for (const c of tail) await writer.write(c);
+        await writer.close();
+      } catch (e) {
+        // Errors the part's body, so the part fails; a failed pipe or write has done so already.
+        await writable.abort(e).catch(() => undefined);
+      }
+    })();
+    return readable;
   }
 
   /** A stage held in memory: put under its content key at commit. */

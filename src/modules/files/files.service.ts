@@ -113,7 +113,7 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
   // Under deferred auth (the route's deferAuth) the caller is checked at the first database call,
   // which comes after the body: an unchecked caller's body is read at most UNCHECKED_UPLOAD_BYTES
   // (every part counts, a decoy before the file too), and a store that would write somewhere before
-  // that call (a temporary file, an R2 part) checks the caller first. A smaller body waits in memory.
+  // that call (a temporary file, anything in R2) checks the caller first. A smaller body waits in memory.
   const check = () => authSettled(auth);
   const body = input.body.pipeThrough(checkedAfter(UNCHECKED_UPLOAD_BYTES, check));
   const part = await openFilePart(body, input.contentType!, { field: 'file', maxBodyBytes: limit + FRAMING_ALLOWANCE, tooLarge });
