@@ -103,7 +103,7 @@ export async function countedDelete(
  * when fewer rows lie outside the dates (`all − inDays`, both from the day table) than match A,
  * A's total minus A's rows outside the dates, read over created_at (`outside(range)`: cost ∝ the
  * rows outside); otherwise `direct` (the plain count, cost ∝ A's rows). Worst case: both halves
- * of the log, ~N/2 entries either way.
+ * of the log, ~N/2 entries either way. `matching` is read once.
  */
 export function countWithinDates(opts: {
   log: 'login_log' | 'op_log';
@@ -124,5 +124,7 @@ export function countWithinDates(opts: {
   if (from !== undefined) minus = sql<number>`${minus} + ${outside(sql`created_at < ${from}`)}`;
   if (to !== undefined) minus = sql<number>`${minus} + ${outside(sql`created_at > ${to}`)}`;
   const direct = sql<number>`(${opts.direct.select((eb) => eb.fn.countAll<number>().as('n'))})`;
-  return sql<number>`CASE WHEN ${all} - ${inDays} < ${opts.matching} THEN ${opts.matching} - (${minus}) ELSE ${direct} END`;
+  // `matching` read once (a MATERIALIZED CTE), not once per mention: over many keys (a prefix of
+  // 50k distinct names) each reading costs ~3 ms.
+  return sql<number>`(WITH a(m) AS MATERIALIZED (SELECT ${opts.matching}) SELECT CASE WHEN ${all} - ${inDays} < m THEN m - (${minus}) ELSE ${direct} END FROM a)`;
 }
