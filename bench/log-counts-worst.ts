@@ -2,7 +2,9 @@
  * The worst case of the login-log name-prefix total (src/db/log-counts.ts): every row a distinct
  * name (failed logins with made-up names), and a prefix matching half of them, so both the keys in
  * range and the complement hold ~N/2 keys. Compares the count-table total with the plain COUNT
- * over the (login_name NOCASE, created_at) index on the same rows.
+ * over the (login_name NOCASE, created_at) index on the same rows. Names grow with time, so a
+ * longer prefix ("a00", "a000") matches only OLD rows: the newest-first page must not walk the
+ * whole log to find them (PageOptions.seek); the op log gets the same rows for its operatorName.
  * `bun bench/log-counts-worst.ts [rows=1000000] [iterations=50]`
  */
 import { loadavg } from 'node:os';
@@ -19,17 +21,21 @@ export async function run(rows = 1_000_000, iterations = 50) {
      SELECT CASE i % 2 WHEN 0 THEN 'a' ELSE 'b' END || printf('%07d', i), 'failure', 'm', '10.0.0.1',
             strftime('%Y-%m-%dT%H:%M:%fZ', 1790000000 - 31536000 + i * (31536000.0 / ${rows}), 'unixepoch') FROM k`,
   );
+  t.sqlite.run(
+    `INSERT INTO op_log (module, action, method, path, operator_id, operator_name, ip, user_agent, params, status, duration_ms, trace_id, created_at)
+     SELECT 'sysUser', 'edit', 'POST', '/app/sysUser/edit', NULL, login_name, ip, 'ua', '{}', 200, 5, printf('%032x', id), created_at FROM login_log ORDER BY id`,
+  );
   t.sqlite.run('ANALYZE');
   console.log(`seeded ${rows} rows with distinct names in ${(performance.now() - started).toFixed(0)} ms`);
   const token = await t.login();
-  const time = async (label: string, body: unknown, direct?: string) => {
+  const time = async (label: string, body: unknown, direct?: string, path = '/app/sysLoginLog/page') => {
     const times: number[] = [];
     let total = 0;
     for (let i = 0; i < iterations; i++) {
       const s = performance.now();
       if (direct) total = (t.sqlite.query(direct).get() as { n: number }).n;
       else {
-        const r = await t.call('POST', '/app/sysLoginLog/page', { token, body });
+        const r = await t.call('POST', path, { token, body });
         total = r.data.total;
       }
       times.push(performance.now() - s);
@@ -42,6 +48,11 @@ export async function run(rows = 1_000_000, iterations = 50) {
     await time('plain COUNT of the same rows (the index walk)', {}, `SELECT count(*) AS n FROM login_log WHERE login_name COLLATE NOCASE >= 'a' AND login_name COLLATE NOCASE < 'a' || char(1114111)`),
     await time('page, loginName "a00" (5% of rows)', { params: { loginName: 'a00' } }),
     await time('page, loginName "a" + searchCount=false', { params: { loginName: 'a' }, searchCount: false }),
+    await time('page, loginName "a000" (0.5%, all old)', { params: { loginName: 'a000' } }),
+    await time('page, loginName "a00" + date range (all)', { params: { loginName: 'a00', createdFrom: '2020-01-01', createdTo: '2030-01-01' } }),
+    await time('page, loginName "a00", page 50', { params: { loginName: 'a00' }, pageNo: 50 }),
+    await time('op log page, operatorName "a00" (5%, all old)', { params: { operatorName: 'a00' } }, undefined, '/app/sysOpLog/page'),
+    await time('op log page, operatorName "a"', { params: { operatorName: 'a' } }, undefined, '/app/sysOpLog/page'),
   ];
   console.log(`\n${iterations} requests each; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.table(results);

@@ -160,6 +160,9 @@ describe('D1 round trips per operation (workerd)', () => {
     await both('GET sysImage/preview', async (token) => get(t, `/app/sysImage/preview?id=${image.id}`, token));
     await both('POST sysLoginLog/page', call('POST', '/app/sysLoginLog/page', {}));
     await both('POST sysOpLog/page', call('POST', '/app/sysOpLog/page', {}));
+    // A name prefix, newest first: the plan is chosen inside the page's statement (PageOptions.seek).
+    await both('POST sysLoginLog/page loginName', call('POST', '/app/sysLoginLog/page', { params: { loginName: 'ad' } }));
+    await both('POST sysOpLog/page operatorName', call('POST', '/app/sysOpLog/page', { params: { operatorName: 'de' } }));
     await both('GET sysOpLog/detail', call('GET', `/app/sysOpLog/detail?id=${opLogId}`));
     await both('POST sysOnlineUser/page', call('POST', '/app/sysOnlineUser/page', {}));
     // writes
@@ -233,6 +236,8 @@ describe('D1 round trips per operation (workerd)', () => {
       'GET sysImage/preview': [1, 1],
       'POST sysLoginLog/page': [1, 1],
       'POST sysOpLog/page': [1, 1],
+      'POST sysLoginLog/page loginName': [1, 1],
+      'POST sysOpLog/page operatorName': [1, 1],
       'GET sysOpLog/detail': [1, 1],
       'POST sysOnlineUser/page': [1, 1],
       'POST sysUser/add': [2, 2],

@@ -2,7 +2,7 @@ import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from '
 import type { Deps } from '../../deps.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
-import { createdBounds, PREFIX_END, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { createdBounds, PREFIX_END, PROBE_ROWS, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import { countByDays, countByKeys, countByPrefix, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
@@ -58,17 +58,23 @@ async function isBroadName(deps: Deps, text: string) {
 
 export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput) {
   const p = req.params;
-  // A name prefix matching many rows, newest first: walk created_at and filter (as the login log
-  // does) rather than read every match from the name index and sort them (~300 ms at 1M rows).
-  const walkTime = p.operatorName !== undefined && (req.sortField ?? 'createdAt') === 'createdAt' && (await isBroadName(deps, p.operatorName));
+  // A name prefix, newest first, as the login log does: one statement that walks created_at and
+  // filters when the newest PROBE_ROWS rows hold the page (many recent matches), else sorts the
+  // matches' (operator_name, created_at) index entries (few or old matches: the walk read nearly
+  // the whole log). Pages beyond the probe's reach choose in two steps (isBroadName).
+  const named = p.operatorName !== undefined && (req.sortField ?? 'createdAt') === 'createdAt';
+  const seek = named && req.pageNo * req.pageSize <= PROBE_ROWS;
+  const walkTime = seek || (named && (await isBroadName(deps, p.operatorName!)));
   const options = (scope: RawBuilder<boolean> | undefined) => {
-    const build = (unindexed: boolean) => {
+    /** `named` false: without the name prefix (the probe's sort walk). */
+    const build = (unindexed: boolean, named = true) => {
       let qb = deps.db.selectFrom('op_log');
-      if (scope) qb = qb.where(scope);
       if (p.module) qb = qb.where('module', '=', p.module);
       if (p.action) qb = qb.where('action', '=', p.action);
-      qb = whereStartsWith(qb, 'operator_name', p.operatorName, { nocase: true, unindexed });
+      if (named) qb = whereStartsWith(qb, 'operator_name', p.operatorName, { nocase: true, unindexed });
       if (p.status !== undefined) qb = qb.where('status', '=', p.status);
+      // The scope last: an AND chain nests leftwards, and D1 refuses expressions deeper than 100.
+      if (scope) qb = qb.where(scope);
       return whereCreatedBetween(qb, 'created_at', p);
     };
     // The count tables hold every row: they answer only for scope `all` (no scope condition).
@@ -77,6 +83,8 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
       maxPageSize: deps.config.PAGE_SIZE_MAX,
       filtered: build(walkTime),
       counted: build(false),
+      matchFirst: seek ? build(false, false) : undefined,
+      seek: seek ? build(false) : undefined,
       count: total && deps.db.selectNoFrom(total.as('n')),
       select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
       sortColumns: SORT,
