@@ -274,7 +274,7 @@ try {
     console.log(`  peak used     ${where(peakUsed)}: ${fmt(peakUsed.h)}`);
     console.log(`  ${samples.length} samples (${samples.filter((x) => x.stop === undefined).length} while flowing or settling), ${silent} unanswered within 60 s`);
     const ok = reservedMiB(peakReserved.h) < 64;
-    console.log(`  → peak ${reservedMiB(peakReserved.h).toFixed(1)} MiB reserved / ${usedMiB(peakUsed.h).toFixed(1)} MiB used: ${ok ? 'under' : 'NOT under'} 64 MiB`);
+    console.log(`  → peak ${reservedMiB(peakReserved.h).toFixed(1)} MiB reserved / ${usedMiB(peakUsed.h).toFixed(1)} MiB used: ${ok ? 'under' : 'NOT under'} 64 MiB (above the baseline: +${(reservedMiB(peakReserved.h) - reservedMiB(baseline)).toFixed(1)} / +${(usedMiB(peakUsed.h) - usedMiB(baseline)).toFixed(1)})`);
   }
   inspector.close();
 } catch (e) {
