@@ -107,6 +107,22 @@ const usersOfOrgs = (orgs: RawBuilder<unknown>) => sql<number>`(SELECT coalesce(
 const USERS_SCOPE_SQL = `WITH s AS MATERIALIZED (${CALLER_SCOPE_SQL})
   SELECT s.*, CASE WHEN s.all_ THEN NULL ELSE (SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN (SELECT value FROM json_each(s.orgs))) END AS users_n FROM s`;
 
+/**
+ * USERS_SCOPE_SQL for a page filtered by organisations only, whose statements take the scope's
+ * organisations as the scopeOrgs subquery: the same row, but the JSON list of the organisations is
+ * built only where the page binds it (a scope that includes self), and the size sums the counts
+ * over the subquery. A broad scope's list (hundreds of ids, built and parsed back) cost about as
+ * much as its page.
+ */
+const USERS_SCOPE_SIZE_SQL = (() => {
+  const c = sql.raw('?1');
+  return sqlText(sql`WITH s AS MATERIALIZED (SELECT ${scopeAll(c)} AS all_, ${scopeSelf(c)} AS self_)
+  SELECT s.all_, s.self_,
+    CASE WHEN s.all_ OR NOT s.self_ THEN NULL ELSE (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) END AS orgs,
+    CASE WHEN s.all_ THEN NULL ELSE (SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN ${scopeOrgs(c)}) END AS users_n
+  FROM s`);
+})();
+
 /** "That organisation and everything below it" (the page's `orgId`), as a subquery; bound through `+` (no STAT4 re-planning). */
 const orgAndBelow = (orgId: number) => sql<number>`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${orgId})`;
 
@@ -221,7 +237,8 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   const first = hinted
     ? orgsPage(deps, req, options, scopeOrgs(auth.userId), { plan: hinted, gate: sql`NOT ${scopeAll(auth.userId)} AND NOT ${scopeSelf(auth.userId)}` })
     : unscoped(scopeAll(auth.userId));
-  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: USERS_SCOPE_SQL, parameters: [auth.userId] }, ...first.statements]);
+  const scopeSql = orgsOnly ? USERS_SCOPE_SIZE_SQL : USERS_SCOPE_SQL;
+  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: scopeSql, parameters: [auth.userId] }, ...first.statements]);
   const callerSees = callerScopeOf(scopeRows[0]);
   const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
   if (callerSees.all || callerSees.self) hints.delete(auth.userId);
@@ -235,7 +252,8 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   if (orgsOnly && !callerSees.self) {
     const counted = req.searchCount ? [{ n: size }] : [];
     if (hinted === planFor(size)) return first.finish([pageRows[0] ?? [], counted]);
-    const list = sql`(SELECT value FROM json_each(${JSON.stringify(callerSees.orgIds)}))`;
+    // The scope's organisations as read now, inside the statement (the row above carries no list here).
+    const list = scopeOrgs(auth.userId);
     if (p.orgId === undefined) {
       const page = orgsPage(deps, req, options, list, { plan: planFor(size) });
       return page.finish([(await deps.readMany(page.statements))[0] ?? [], counted]);
