@@ -30,6 +30,29 @@ describe('R2 blob store (in-memory binding)', () => {
     return { stream, seen };
   };
 
+  test('an empty file commits on every path (R2 takes a stream of known length 0)', async () => {
+    const empty = new Uint8Array(0);
+    const key = await sha256Hex(empty);
+    for (const hint of [{}, { atLeast: 0, atMost: 0 }, { atLeast: 0, atMost: 200 }]) {
+      const bucket = new FakeBucket();
+      const store = r2BlobStore(bucket);
+      const staged = await store.stage(chunkedStream(empty), hint);
+      expect(staged.size).toBe(0);
+      await staged.commit(key);
+      await staged.discard();
+      expect([...bucket.objects.keys()]).toEqual([`blobs/${key}`]);
+      expect(await store.head(key)).toEqual({ size: 0 });
+    }
+  });
+
+  test('a held or chunked body longer than its bound (atMost) is refused, as a streamed one is', async () => {
+    for (const size of [600 * 1024, 3 * 1024 * 1024]) {
+      const bucket = new FakeBucket();
+      await expect(r2BlobStore(bucket).stage(chunkedStream(randomBytes(size)), { atLeast: 0, atMost: 512 * 1024 })).rejects.toThrow('longer than its Content-Length');
+      expect([bucket.objects.size, bucket.partSizes.length]).toEqual([0, 0]);
+    }
+  });
+
   test('a small upload is put straight under its content key at commit', async () => {
     const bucket = new FakeBucket();
     const store = r2BlobStore(bucket);

@@ -42,7 +42,7 @@ export class FakeBucket implements R2BucketLike {
   }
   async put(key: string, value: ReadableStream | Uint8Array) {
     const known = (value as { knownLength?: number }).knownLength;
-    if (value instanceof ReadableStream && !known) throw new Error('Provided readable stream must have a known length');
+    if (value instanceof ReadableStream && known === undefined) throw new Error('Provided readable stream must have a known length');
     const bytes = value instanceof Uint8Array ? value.slice() : await drain(value, this.received);
     if (value instanceof ReadableStream && bytes.byteLength !== known) throw new Error(`put ${key}: ${bytes.byteLength} bytes, declared ${known}`);
     this.objects.set(key, { bytes, uploaded: new Date() });
@@ -64,7 +64,7 @@ export class FakeBucket implements R2BucketLike {
     return {
       uploadPart: async (n: number, value: Uint8Array | ReadableStream): Promise<R2UploadedPartLike> => {
         const known = (value as { knownLength?: number }).knownLength;
-        if (value instanceof ReadableStream && !known) throw new Error('Provided readable stream must have a known length');
+        if (value instanceof ReadableStream && known === undefined) throw new Error('Provided readable stream must have a known length');
         const bytes = value instanceof Uint8Array ? value.slice() : await drain(value, { n: 0 });
         if (value instanceof ReadableStream && bytes.byteLength !== known) throw new Error(`part ${n}: ${bytes.byteLength} bytes, declared ${known}`);
         this.partSizes.push(bytes.byteLength);

@@ -143,6 +143,8 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
         const read = await reader.read();
         if (read.done) break;
         size += read.value.byteLength;
+        // As the streamed path: a stream longer than its bound is refused (StageHint.atMost).
+        if (hint.atMost !== undefined && size > hint.atMost) throw badRequest('file: the body is longer than its Content-Length says');
         // A view into a larger buffer (a parser's input chunk) is copied, so it does not keep that alive.
         let chunk = read.value.byteLength === read.value.buffer.byteLength ? read.value : read.value.slice();
         while (heldBytes + chunk.byteLength >= R2_PIECE_BYTES) {
