@@ -41,7 +41,7 @@ declare const FixedLengthStream: new (length: number) => TransformStream<Uint8Ar
 const KEY = /^[0-9a-f]{64}$/;
 const BLOB_PREFIX = 'blobs/';
 const STAGING_PREFIX = 'staging/';
-/** R2's smallest multipart part (every part but the last); also the most one upload holds in memory. */
+/** R2's smallest multipart part (every part but the last): five spilled pieces of a chunked body make one. */
 export const R2_PART_BYTES = 5 * 1024 * 1024;
 /**
  * A body announced (Content-Length) at most this long is held and put once at commit: one R2 write,

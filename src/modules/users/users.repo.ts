@@ -6,7 +6,7 @@ import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, ty
 import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import { CALLER_SCOPE_SQL, callerScopeOf, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userInScope, type CallerScope } from '../access/data-scope.ts';
+import { callerScopeOf, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userInScope, type CallerScope } from '../access/data-scope.ts';
 import { sqlText } from '../../db/sql-text.ts';
 
 export const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?`;
@@ -99,27 +99,19 @@ const BROAD = 1000;
 const usersOfOrgs = (orgs: RawBuilder<unknown>) => sql<number>`(SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN ${orgs})`;
 
 /**
- * `?1`'s scope (CALLER_SCOPE_SQL's row) and `users_n`, how many users its organisations hold (their
- * counts summed over the list that row holds: exact, and the scope is evaluated once); NULL when
- * the scope is `all`. One constant text. It tells a broad scope from a narrow one, and is the total
- * of a page filtered by nothing but the scope.
+ * `?1`'s scope as CALLER_SCOPE_SQL reads it (all_, orgs, self_) and `users_n`, how many users its
+ * organisations hold (their counts summed over the scope's subquery: exact); NULL when the scope
+ * is `all`. One constant text. The size tells a broad scope from a narrow one, and is the total of
+ * a page filtered by nothing but the scope. The JSON list of the organisations is built only when
+ * the page binds it (`?2` = 1: other filters; or a scope that includes self): a broad scope's list
+ * (hundreds of ids, built and parsed back) cost about as much as its page.
  */
-const USERS_SCOPE_SQL = `WITH s AS MATERIALIZED (${CALLER_SCOPE_SQL})
-  SELECT s.*, CASE WHEN s.all_ THEN NULL ELSE (SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN (SELECT value FROM json_each(s.orgs))) END AS users_n FROM s`;
-
-/**
- * USERS_SCOPE_SQL for a page filtered by organisations only, whose statements take the scope's
- * organisations as the scopeOrgs subquery: the same row, but the JSON list of the organisations is
- * built only where the page binds it (a scope that includes self), and the size sums the counts
- * over the subquery. A broad scope's list (hundreds of ids, built and parsed back) cost about as
- * much as its page.
- */
-const USERS_SCOPE_SIZE_SQL = (() => {
+const USERS_SCOPE_SQL = (() => {
   const c = sql.raw('?1');
   return sqlText(sql`WITH s AS MATERIALIZED (SELECT ${scopeAll(c)} AS all_, ${scopeSelf(c)} AS self_)
   SELECT s.all_, s.self_,
-    CASE WHEN s.all_ OR NOT s.self_ THEN NULL ELSE (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) END AS orgs,
-    CASE WHEN s.all_ THEN NULL ELSE (SELECT coalesce(sum(n), 0) FROM org_user_counts WHERE org_id IN ${scopeOrgs(c)}) END AS users_n
+    CASE WHEN s.all_ OR NOT (?2 OR s.self_) THEN NULL ELSE (SELECT json_group_array(descendant_id) FROM ${scopeOrgs(c)}) END AS orgs,
+    CASE WHEN s.all_ THEN NULL ELSE ${usersOfOrgs(scopeOrgs(c))} END AS users_n
   FROM s`);
 })();
 
@@ -237,8 +229,7 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   const first = hinted
     ? orgsPage(deps, req, options, scopeOrgs(auth.userId), { plan: hinted, gate: sql`NOT ${scopeAll(auth.userId)} AND NOT ${scopeSelf(auth.userId)}` })
     : unscoped(scopeAll(auth.userId));
-  const scopeSql = orgsOnly ? USERS_SCOPE_SIZE_SQL : USERS_SCOPE_SQL;
-  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: scopeSql, parameters: [auth.userId] }, ...first.statements]);
+  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: USERS_SCOPE_SQL, parameters: [auth.userId, orgsOnly ? 0 : 1] }, ...first.statements]);
   const callerSees = callerScopeOf(scopeRows[0]);
   const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
   if (callerSees.all || callerSees.self) hints.delete(auth.userId);
