@@ -18,7 +18,8 @@ export async function run(rows = 1_000_000, iterations = 50) {
   t.sqlite.run(
     `INSERT INTO login_log (login_name, status, msg, ip, created_at)
      WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${rows})
-     SELECT CASE i % 2 WHEN 0 THEN 'a' ELSE 'b' END || printf('%07d', i), 'failure', 'm', '10.0.0.1',
+     SELECT CASE i % 2 WHEN 0 THEN 'a' ELSE 'b' END || printf('%07d', i), CASE WHEN i % 3 = 0 THEN 'success' ELSE 'failure' END, 'm',
+            CASE i % 2 WHEN 0 THEN '10.' ELSE '11.' END || (i / 65536 % 256) || '.' || (i / 256 % 256) || '.' || (i % 256),
             strftime('%Y-%m-%dT%H:%M:%fZ', 1790000000 - 31536000 + i * (31536000.0 / ${rows}), 'unixepoch') FROM k`,
   );
   t.sqlite.run(
@@ -52,10 +53,37 @@ export async function run(rows = 1_000_000, iterations = 50) {
     await time('page, loginName "a00" + date range (all)', { params: { loginName: 'a00', createdFrom: '2020-01-01', createdTo: '2030-01-01' } }),
     await time('page, loginName "a00", page 50', { params: { loginName: 'a00' }, pageNo: 50 }),
     await time('op log page, operatorName "a00" (5%, all old)', { params: { operatorName: 'a00' } }, undefined, '/app/sysOpLog/page'),
+    await time('page, loginName "a" + status failure', { params: { loginName: 'a', status: 'failure' } }),
+    await time('page, ip "10." (50% of rows, 50% of addresses)', { params: { ip: '10.' } }),
+    await time('page, ip "10." + status failure', { params: { ip: '10.', status: 'failure' } }),
+    await time('page, ip "10." + a date range (half the year)', { params: { ip: '10.', createdFrom: '2026-01-01', createdTo: '2026-07-01' } }),
     await time('op log page, operatorName "a"', { params: { operatorName: 'a' } }, undefined, '/app/sysOpLog/page'),
   ];
   console.log(`\n${iterations} requests each; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.table(results);
+
+  // What the count triggers cost the writes: a log row inserted alone (a login), with a name seen
+  // before and a new one; a retention chunk (500 oldest rows, as cleanup deletes them); the clear.
+  const insert = t.sqlite.query(`INSERT INTO login_log (login_name, status, msg, ip, created_at) VALUES (?, 'failure', 'm', ?, '2026-09-30T00:00:00.000Z')`);
+  const perRow = (name: (i: number) => string) => {
+    const s = performance.now();
+    for (let i = 0; i < 2000; i++) insert.run(name(i), `10.9.${i % 256}.${i % 7}`);
+    return +(((performance.now() - s) / 2000) * 1000).toFixed(1);
+  };
+  const known = perRow((i) => `a${String(2 * (i + 1)).padStart(7, '0')}`);
+  const fresh = perRow((i) => `c${String(i).padStart(7, '0')}`);
+  let s = performance.now();
+  for (let i = 0; i < 20; i++) t.sqlite.run(`DELETE FROM login_log WHERE id IN (SELECT id FROM login_log ORDER BY created_at LIMIT 500)`);
+  const chunk = +((performance.now() - s) / 20).toFixed(2);
+  s = performance.now();
+  const cleared = await t.call('POST', '/app/sysLoginLog/clear', { token, body: {} });
+  const clearMs = Math.round(performance.now() - s);
+  console.table([
+    { write: 'login_log row, a name seen before (µs)', value: known },
+    { write: 'login_log row, a new name (µs)', value: fresh },
+    { write: 'retention chunk of 500 rows (ms)', value: chunk },
+    { write: `clear of ${cleared.data?.deleted} rows through the API (ms)`, value: clearMs },
+  ]);
 }
 
 if (import.meta.main) {

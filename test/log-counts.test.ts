@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate, MIGRATIONS_DIR } from '../src/adapters/bun/migrate.ts';
 import { dataSql } from '../scripts/restore-worker.ts';
-import { FEW_KEYS } from '../src/db/log-counts.ts';
 import { cleanup } from '../src/modules/maintenance/cleanup.ts';
 import { D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 
@@ -40,7 +39,7 @@ const LOGIN_FILTERS: Record<string, any>[] = [
   { status: 'failure', createdFrom: '2026-09-02', createdTo: '2026-11-20' },
   { loginName: 'adm' },
   { loginName: 'ADM', status: 'success' },
-  { loginName: 'bulk' }, // more than FEW_KEYS names in range, few outside: the complement
+  { loginName: 'bulk' }, // thousands of distinct names under one start
   { loginName: 'bulk', status: 'failure' },
   { loginName: 'b' },
   { loginName: 'bulk01' },
@@ -53,6 +52,14 @@ const LOGIN_FILTERS: Record<string, any>[] = [
   { ip: '10.', status: 'success' },
   { ip: '10.1' },
   { ip: '10.', loginName: 'bulk' },
+  { ip: '10.1', createdFrom: '2026-09-02', createdTo: '2026-10-15' },
+  { ip: '10.', status: 'failure', createdFrom: '2026-09-01T08:30:00.000Z' },
+  { ip: '10.1.', status: 'success', createdTo: '2026-09-02' },
+  { ip: '172.16.0.1' },
+  { loginName: 'L'.repeat(48) }, // the longest filter: names longer than the trees keep (48 characters) still match
+  { loginName: `${'L'.repeat(47)}x`, status: 'failure' },
+  { loginName: 'bulk0001', status: 'success' },
+  { loginName: 'BULK0', createdFrom: '2026-09-02', status: 'failure' },
 ];
 
 const OP_FILTERS: Record<string, any>[] = [
@@ -74,11 +81,13 @@ const OP_FILTERS: Record<string, any>[] = [
   { operatorName: 'bulk', createdFrom: '2026-09-01', createdTo: '2026-11-20' },
   { operatorName: 'op', createdTo: '2026-10-15T08:30:00.000Z', status: 409 },
   { operatorName: 'bulk', module: 'sysRole' },
+  { operatorName: 'bulk00', status: 409 },
+  { operatorName: 'OP1', createdFrom: '2026-09-02' },
 ];
 
 async function seed(t: AnyTestApp) {
-  // More distinct names than FEW_KEYS, so a prefix over them takes the complement branch.
-  const bulk = FEW_KEYS + 300;
+  // Thousands of distinct names sharing starts: a deep prefix tree (and many keys per start).
+  const bulk = 4396;
   for (const [i, day] of days.entries()) {
     for (const time of TIMES) {
       await t.exec(
@@ -88,7 +97,7 @@ async function seed(t: AnyTestApp) {
                 printf('10.%d.0.1', i % 20), ? FROM k WHERE i % 15 = ?`,
         bulk, `${day}${time}`, (i * 3 + TIMES.indexOf(time)) % 15,
       );
-      for (const name of ['admin', 'Admin', 'ADMIN2', 'ghost', 'b']) {
+      for (const name of ['admin', 'Admin', 'ADMIN2', 'ghost', 'b', 'L'.repeat(60), `${'L'.repeat(47)}x${i}`]) {
         await t.exec(`INSERT INTO login_log (login_name, status, msg, ip, created_at) VALUES (?, ?, 'm', ?, ?)`, name, name.length % 2 ? 'success' : 'failure', name === 'ghost' ? '172.16.0.1' : '10.1.2.3', `${day}${time}`);
       }
       await t.exec(
@@ -138,18 +147,49 @@ async function expectOpTotals(t: AnyTestApp, token: string) {
   }
 }
 
-/** The count tables hold exactly what a GROUP BY over the logs gives (and no key at 0). */
+const TREES = [
+  { tree: 'login_log_name_tree', log: 'login_log', column: 'login_name', collate: ' COLLATE NOCASE' },
+  { tree: 'login_log_ip_tree', log: 'login_log', column: 'ip', collate: '' },
+  { tree: 'op_log_name_tree', log: 'op_log', column: 'operator_name', collate: ' COLLATE NOCASE' },
+];
+
+/**
+ * The count tables hold exactly what a GROUP BY over the logs gives (and no key at 0); every row of
+ * a prefix tree counts the rows whose key (first 48 characters) starts with it and is it; and for
+ * EVERY start of every key, each status, the tree's first row at or after it counts exactly the
+ * log rows starting with it (the rule countByTree reads).
+ */
 async function expectCountTables(t: AnyTestApp) {
   const pairs: [string, string][] = [
     ['SELECT day, status, n FROM login_log_day_counts', `SELECT substr(created_at, 1, 10) AS day, status, count(*) AS n FROM login_log GROUP BY 1, 2`],
-    ['SELECT lower(login_name) AS k, status, n FROM login_log_name_counts', `SELECT lower(login_name) AS k, status, count(*) AS n FROM login_log GROUP BY 1, 2`],
     ['SELECT day, status, n FROM op_log_day_counts', `SELECT substr(created_at, 1, 10) AS day, status, count(*) AS n FROM op_log GROUP BY 1, 2`],
     ['SELECT module, action, status, n FROM op_log_module_counts', 'SELECT module, action, status, count(*) AS n FROM op_log GROUP BY 1, 2, 3'],
-    ['SELECT lower(operator_name) AS k, status, n FROM op_log_name_counts', `SELECT lower(coalesce(operator_name, '')) AS k, status, count(*) AS n FROM op_log GROUP BY 1, 2`],
   ];
   for (const [kept, truth] of pairs) {
     const order = ' ORDER BY 1, 2, 3';
     expect(await t.rows(`SELECT * FROM (${kept})${order}`)).toEqual(await t.rows(`SELECT * FROM (${truth})${order}`));
+  }
+  for (const { tree, log, column, collate } of TREES) {
+    const under = (p: string) => `${column}${collate} >= ${p} AND ${column}${collate} < ${p} || char(1114111)`;
+    const wrong = await t.rows(
+      `SELECT * FROM (SELECT t.status, t.prefix, t.n, t.own,
+         (SELECT count(*) FROM ${log} WHERE status = t.status AND ${under('t.prefix')}) AS rows_under,
+         (SELECT count(*) FROM ${log} WHERE status = t.status AND ${under('t.prefix')} AND substr(${column}, 1, 48) = t.prefix${collate}) AS rows_own
+       FROM ${tree} AS t) WHERE n <> rows_under OR own <> rows_own OR n <= 0`,
+    );
+    expect({ tree, wrong }).toEqual({ tree, wrong: [] });
+    const starts = await t.row<{ n: number }>(`SELECT count(*) AS n FROM (SELECT DISTINCT status, substr(${column}, 1, k)${collate} FROM ${log}, prefix_lengths WHERE k <= length(${column}))`);
+    // The check below covers something whenever the log has a row with a key.
+    const keyed = await t.row<{ n: number }>(`SELECT count(*) AS n FROM ${log} WHERE ${column} <> ''`);
+    expect(starts!.n > 0).toBe(keyed!.n > 0);
+    const miscounted = await t.rows(
+      `SELECT * FROM (SELECT x.status, x.p,
+         coalesce((SELECT n FROM ${tree} WHERE status = x.status AND prefix >= x.p AND prefix < x.p || char(1114111) ORDER BY prefix LIMIT 1), 0) AS tree_says,
+         (SELECT count(*) FROM ${log} WHERE status = x.status AND ${under('x.p')}) AS rows_say
+       FROM (SELECT DISTINCT status, substr(${column}, 1, k)${collate} AS p FROM ${log}, prefix_lengths WHERE k <= length(${column})) AS x)
+       WHERE tree_says <> rows_say LIMIT 5`,
+    );
+    expect({ tree, miscounted }).toEqual({ tree, miscounted: [] });
   }
 }
 
@@ -196,8 +236,11 @@ for (const runtime of RUNTIMES) {
       const left = await t.count('login_log');
       expect((await t.call('POST', '/app/sysLoginLog/clear', { token: admin, body: {} })).data).toEqual({ deleted: left });
       expect(await t.count('login_log')).toBe(0);
-      expect(await t.count('login_log_name_counts')).toBe(0);
+      for (const table of ['login_log_day_counts', 'login_log_name_tree', 'login_log_ip_tree', 'log_bulk_delete']) expect({ table, n: await t.count(table) }).toEqual({ table, n: 0 });
       expect((await t.call('POST', '/app/sysOpLog/clear', { token: admin, body: {} })).status).toBe(200);
+      // Only the clear's own op-log row is left, in its count tables too.
+      expect(await t.count('op_log')).toBe(1);
+      expect(await t.rows('SELECT n, own FROM op_log_name_tree')).toEqual([{ n: 1, own: 1 }]);
       await expectCountTables(t);
       await expectLoginTotals(t, admin);
       await expectOpTotals(t, admin);
@@ -208,30 +251,44 @@ for (const runtime of RUNTIMES) {
   });
 }
 
-describe('count tables of logs written before migration 0011', () => {
-  test('the migration fills them from the rows already there', async () => {
+describe('count tables of logs written before migrations 0011 and 0017', () => {
+  test('the migrations fill them from the rows already there', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mig-'));
     for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f < '0011')) copyFileSync(join(MIGRATIONS_DIR, f), join(dir, f));
     const db = new Database(':memory:');
     migrate(db, dir);
-    db.run(`INSERT INTO login_log (login_name, status, msg, created_at) VALUES ('Admin', 'success', 'm', '2026-01-01T10:00:00.000Z'), ('admin', 'success', 'm', '2026-01-01T11:00:00.000Z'), ('x', 'failure', 'm', '2026-01-02T00:00:00.000Z')`);
+    db.run(`INSERT INTO login_log (login_name, status, msg, ip, created_at) VALUES ('Admin', 'success', 'm', '10.0.0.1', '2026-01-01T10:00:00.000Z'), ('admin', 'success', 'm', '10.0.0.2', '2026-01-01T11:00:00.000Z'), ('adx', 'success', 'm', '10.0.0.2', '2026-01-01T12:00:00.000Z'), ('x', 'failure', 'm', '', '2026-01-02T00:00:00.000Z')`);
     db.run(`INSERT INTO op_log (module, action, method, path, operator_name, status, created_at) VALUES ('m', 'a', 'POST', '/', NULL, 200, '2026-01-01T10:00:00.000Z'), ('m', 'a', 'POST', '/', 'Op', 200, '2026-01-01T10:00:00.000Z')`);
     migrate(db);
-    expect(db.query('SELECT lower(login_name) AS k, status, n FROM login_log_name_counts ORDER BY 1, 2').all()).toEqual([
-      { k: 'admin', status: 'success', n: 2 },
-      { k: 'x', status: 'failure', n: 1 },
+    // Each key with its rows, and the start two adjacent keys share ('ad', '10.0.0.') with the rows under it.
+    expect(db.query('SELECT status, lower(prefix) AS prefix, n, own FROM login_log_name_tree ORDER BY 1, 2').all()).toEqual([
+      { status: 'failure', prefix: 'x', n: 1, own: 1 },
+      { status: 'success', prefix: 'ad', n: 3, own: 0 },
+      { status: 'success', prefix: 'admin', n: 2, own: 2 },
+      { status: 'success', prefix: 'adx', n: 1, own: 1 },
+    ]);
+    expect(db.query('SELECT status, prefix, n, own FROM login_log_ip_tree ORDER BY 1, 2').all()).toEqual([
+      { status: 'success', prefix: '10.0.0.', n: 3, own: 0 },
+      { status: 'success', prefix: '10.0.0.1', n: 1, own: 1 },
+      { status: 'success', prefix: '10.0.0.2', n: 2, own: 2 },
     ]);
     expect(db.query('SELECT day, status, n FROM login_log_day_counts ORDER BY 1, 2').all()).toEqual([
-      { day: '2026-01-01', status: 'success', n: 2 },
+      { day: '2026-01-01', status: 'success', n: 3 },
       { day: '2026-01-02', status: 'failure', n: 1 },
     ]);
-    expect(db.query('SELECT operator_name AS k, n FROM op_log_name_counts ORDER BY 1').all()).toEqual([{ k: '', n: 1 }, { k: 'Op', n: 1 }]);
+    // A row without an operator is in no tree.
+    expect(db.query('SELECT status, prefix, n, own FROM op_log_name_tree').all()).toEqual([{ status: 200, prefix: 'Op', n: 1, own: 1 }]);
     expect(db.query('SELECT module, action, status, n FROM op_log_module_counts').all()).toEqual([{ module: 'm', action: 'a', status: 200, n: 2 }]);
     // And the triggers run from then on.
-    db.run(`DELETE FROM login_log WHERE login_name = 'x'`);
+    db.run(`DELETE FROM login_log WHERE login_name IN ('x', 'adx')`);
     expect(db.query(`SELECT count(*) AS n FROM login_log_day_counts WHERE day = '2026-01-02'`).get()).toEqual({ n: 0 });
+    expect(db.query('SELECT status, lower(prefix) AS prefix, n, own FROM login_log_name_tree ORDER BY 1, 2').all()).toEqual([
+      { status: 'success', prefix: 'ad', n: 2, own: 0 }, // a start no pair shares any more: kept, and right
+      { status: 'success', prefix: 'admin', n: 2, own: 2 },
+    ]);
     // A counted column cannot be edited behind the counts' back.
     expect(() => db.run(`UPDATE login_log SET status = 'failure'`)).toThrow(/counted/);
+    expect(() => db.run(`UPDATE login_log SET ip = '1.1.1.1'`)).toThrow(/counted/);
     expect(() => db.run(`UPDATE op_log SET module = 'x'`)).toThrow(/counted/);
     db.run(`UPDATE op_log SET error_msg = 'fine'`);
   });
@@ -246,7 +303,7 @@ describe('restore --to worker and the count tables', () => {
     const to = await makeTestApp();
     await to.login(); // the target has rows of its own, which the load replaces
     to.sqlite.exec(sql);
-    for (const table of ['login_log_day_counts', 'login_log_name_counts', 'op_log_day_counts', 'op_log_name_counts', 'op_log_module_counts']) {
+    for (const table of ['login_log_day_counts', 'login_log_name_tree', 'login_log_ip_tree', 'op_log_day_counts', 'op_log_name_tree', 'op_log_module_counts']) {
       expect(to.sqlite.query(`SELECT * FROM ${table} ORDER BY 1, 2, 3`).all()).toEqual(from.sqlite.query(`SELECT * FROM ${table} ORDER BY 1, 2, 3`).all());
     }
     const admin = await to.login();

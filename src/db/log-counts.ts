@@ -3,7 +3,7 @@ import type { Deps } from '../deps.ts';
 import { PREFIX_END } from '../core/pagination.ts';
 
 /**
- * Exact page totals of the two logs read from the count tables of migration 0011 (kept by
+ * Exact page totals of the two logs read from the count tables of migrations 0011 and 0017 (kept by
  * triggers in the log writes' own statements) instead of a COUNT that walks every matching index
  * entry (~70 ms per million). Each builder returns undefined when the filter is not one its table
  * answers exactly; the page then counts the usual way.
@@ -43,38 +43,24 @@ export function countByDays(
   return total;
 }
 
-/** Above this many keys in range, the complement (all − below − above) is tried first. */
-export const FEW_KEYS = 4096;
+/** Characters of a value its prefix tree keeps (migration 0017): the longest filter, LIKE_MAX. */
+export const PREFIX_TREE_DEPTH = 48;
 
 /**
- * Rows whose `column` starts with `text` (NOCASE when the column is), counted over a key table
- * (`measure` = sum(n)) or an index of the log itself (`count(*)`): cost ∝ the keys read. When the
- * range holds FEW_KEYS or more keys and the rest of the table fewer, it is counted as the
- * complement `total − below − above` (total = every row with that status), so a prefix matching
- * nearly everything reads only what it does not match. The worst case — many keys on both sides
- * — reads the range (see docs in README, "Exact totals").
+ * Rows whose key (`login_log.login_name`, `login_log.ip` or `op_log.operator_name`) starts with
+ * `text`, with `status` if given, from the key's prefix tree (migration 0017): `n` of the first
+ * tree row at or after `text` that starts with it — one index seek per status, whatever the number
+ * of rows or distinct keys. Without a status, the statuses present are walked one seek each (a
+ * handful). Undefined for a text longer than the tree keeps (never, after validation).
  */
-export function countByPrefix(opts: {
-  table: string;
-  column: string;
-  nocase: boolean;
-  text: string;
-  status: Status;
-  measure: 'sum' | 'count';
-  total: RawBuilder<number>;
-}): RawBuilder<number> {
-  const { table, column, text, status } = opts;
-  const col = opts.nocase ? sql`${sql.ref(column)} COLLATE NOCASE` : sql.ref(column);
-  const inRange = sql`${col} >= ${text} AND ${col} < ${text + PREFIX_END} AND ${statusIs(status)}`;
-  const below = sql`${col} < ${text} AND ${statusIs(status)}`;
-  const above = sql`${col} >= ${text + PREFIX_END} AND ${statusIs(status)}`;
-  const measure = (where: RawBuilder<unknown>) =>
-    opts.measure === 'sum' ? sum(table, where) : sql<number>`(SELECT count(*) FROM ${sql.table(table)} WHERE ${where})`;
-  const probe = (where: RawBuilder<unknown>) =>
-    sql<number>`(SELECT count(*) FROM (SELECT 1 FROM ${sql.table(table)} WHERE ${where} LIMIT ${FEW_KEYS}))`;
-  // SQLite evaluates a CASE branch's subqueries only when that branch is taken.
-  return sql<number>`CASE WHEN ${probe(inRange)} < ${FEW_KEYS} OR ${probe(below)} + ${probe(above)} >= ${FEW_KEYS}
-    THEN ${measure(inRange)} ELSE ${opts.total} - ${measure(below)} - ${measure(above)} END`;
+export function countByTree(tree: 'login_log_name_tree' | 'login_log_ip_tree' | 'op_log_name_tree', text: string, status: Status): RawBuilder<number> | undefined {
+  if (text === '' || [...text].length > PREFIX_TREE_DEPTH) return undefined;
+  const t = sql.table(tree);
+  const first = (s: RawBuilder<unknown>) =>
+    sql<number>`(SELECT n FROM ${t} WHERE status = ${s} AND prefix >= ${text} AND prefix < ${text + PREFIX_END} ORDER BY prefix LIMIT 1)`;
+  if (status !== undefined) return sql<number>`coalesce(${first(sql`${status}`)}, 0)`;
+  return sql<number>`(WITH RECURSIVE st(s) AS (SELECT min(status) FROM ${t} UNION ALL SELECT (SELECT min(status) FROM ${t} WHERE status > st.s) FROM st WHERE st.s IS NOT NULL)
+    SELECT coalesce(sum(${first(sql`st.s`)}), 0) FROM st)`;
 }
 
 /** Rows of `table` (a key table) matching the equalities given, summed. */
@@ -84,17 +70,37 @@ export function countByKeys(table: string, keys: Record<string, string | number 
   return sum(table, where);
 }
 
+/** Every table the count triggers of a log keep (migrations 0011, 0017). */
+const COUNT_TABLES = {
+  login_log: ['login_log_day_counts', 'login_log_name_tree', 'login_log_ip_tree'],
+  op_log: ['op_log_day_counts', 'op_log_module_counts', 'op_log_name_tree'],
+} as const;
+
 /**
  * Runs `del` and returns how many log rows it removed, counted by `count` (the same WHERE) in the
  * same atomic batch. Not numDeletedRows: on D1 that includes the rows the count triggers wrote;
- * not RETURNING: a clear of a million rows would ship a million ids.
+ * not RETURNING: a clear of a million rows would ship a million ids. With `everyRow` (the delete
+ * removes the whole log), the log's flag in log_bulk_delete holds its count triggers for the delete
+ * and its count tables are emptied instead: one statement each, not a tree update per row.
  */
 export async function countedDelete(
   deps: Deps,
   count: SelectQueryBuilder<any, any, { n: number }>,
   del: DeleteQueryBuilder<any, any, any>,
+  everyRow?: 'login_log' | 'op_log',
 ): Promise<number> {
-  const [counted] = await deps.atomic([count.compile(), del.compile()]);
+  if (!everyRow) {
+    const [counted] = await deps.atomic([count.compile(), del.compile()]);
+    return Number((counted!.rows[0] as { n: number } | undefined)?.n ?? 0);
+  }
+  const flag = (q: RawBuilder<unknown>) => q.compile(deps.db);
+  const [counted] = await deps.atomic([
+    count.compile(),
+    flag(sql`INSERT INTO log_bulk_delete (log) VALUES (${everyRow})`),
+    del.compile(),
+    ...COUNT_TABLES[everyRow].map((t) => flag(sql`DELETE FROM ${sql.table(t)}`)),
+    flag(sql`DELETE FROM log_bulk_delete WHERE log = ${everyRow}`),
+  ]);
   return Number((counted!.rows[0] as { n: number } | undefined)?.n ?? 0);
 }
 

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { createdBounds, PREFIX_END, PROBE_ROWS, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
-import { countByDays, countByPrefix, countedDelete, countWithinDates } from '../../db/log-counts.ts';
+import { countByDays, countByTree, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
@@ -94,27 +94,23 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
 }
 
 /**
- * The exact total from the count tables (migration 0011) for the filters they answer: none,
- * status and/or a date range (per-day counts), a loginName prefix with or without status
- * (per-name counts), an ip prefix alone (its index, or the complement), and a loginName prefix with
- * a date range (the name's total minus its rows outside the dates, when those are fewer). Undefined
- * for the rest (ip with anything else), counted the usual way. `direct` is that usual count.
+ * The exact total from the count tables (migrations 0011, 0017) for the filters they answer: none,
+ * status and/or a date range (per-day counts), a loginName or an ip prefix with or without status
+ * (their prefix trees), either prefix with a date range (its total minus its rows outside the dates,
+ * when those are fewer). Undefined for both prefixes at once, counted the usual way: `direct`.
  */
 function fromCountTables(p: LoginLogPageInput['params'], direct: SelectQueryBuilder<any, any, any>) {
   const { from, to } = createdBounds(p);
   const status = p.status;
   const everyDay = countByDays('login_log_day_counts', 'login_log', { status })!;
   const inDays = countByDays('login_log_day_counts', 'login_log', { status, from, to });
-  const dated = from !== undefined || to !== undefined;
-  if (p.ip !== undefined) {
-    if (p.loginName !== undefined || dated) return undefined;
-    return countByPrefix({ table: 'login_log', column: 'ip', nocase: false, text: p.ip, status, measure: 'count', total: everyDay });
-  }
-  if (p.loginName === undefined) return inDays;
-  const matching = countByPrefix({ table: 'login_log_name_counts', column: 'login_name', nocase: true, text: p.loginName, status, measure: 'sum', total: everyDay });
-  if (!dated) return matching;
-  const name = sql`(+login_name) COLLATE NOCASE`;
-  const rest = sql`${name} >= ${p.loginName} AND ${name} < ${p.loginName + PREFIX_END}${status === undefined ? sql`` : sql` AND status = ${status}`}`;
+  if (p.ip !== undefined && p.loginName !== undefined) return undefined;
+  const [tree, column, text] =
+    p.ip !== undefined ? (['login_log_ip_tree', sql`(+ip)`, p.ip] as const) : (['login_log_name_tree', sql`(+login_name) COLLATE NOCASE`, p.loginName] as const);
+  if (text === undefined) return inDays;
+  const matching = countByTree(tree, text, status);
+  if (!matching || (from === undefined && to === undefined)) return matching;
+  const rest = sql`${column} >= ${text} AND ${column} < ${text + PREFIX_END}${status === undefined ? sql`` : sql` AND status = ${status}`}`;
   return countWithinDates({ log: 'login_log', rest, matching, all: everyDay, inDays, from, to, direct });
 }
 
@@ -135,5 +131,5 @@ export async function clearLoginLogs(deps: Deps, auth: AuthUser): Promise<number
   let q = deps.db.deleteFrom('login_log');
   let n = deps.db.selectFrom('login_log').select((eb) => eb.fn.countAll<number>().as('n'));
   if (scope) [q, n] = [q.where(scope), n.where(scope)];
-  return countedDelete(deps, n, q);
+  return countedDelete(deps, n, q, scope ? undefined : 'login_log');
 }

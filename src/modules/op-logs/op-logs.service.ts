@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
 import { createdBounds, PREFIX_END, PROBE_ROWS, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
-import { countByDays, countByKeys, countByPrefix, countedDelete, countWithinDates } from '../../db/log-counts.ts';
+import { countByDays, countByKeys, countByTree, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
 import { idList } from '../../db/id-list.ts';
@@ -97,9 +97,9 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
 }
 
 /**
- * The exact total from the count tables (migration 0011) for the filters they answer, each with or
+ * The exact total from the count tables (migrations 0011, 0017) for the filters they answer, each with or
  * without status: none or a date range (per-day counts), module and/or action (per-module counts),
- * an operatorName prefix (per-name counts); a module/action or a name with a date range as its
+ * an operatorName prefix (its prefix tree, 0017); a module/action or a name with a date range as its
  * total minus its rows outside the dates when those are fewer. Undefined for module/action with a
  * name, counted the usual way. `direct` is that usual count.
  */
@@ -121,7 +121,9 @@ function fromCountTables(p: OpLogPageInput['params'], direct: SelectQueryBuilder
     const eq = (col: string, v: string | undefined) => (v === undefined ? sql`` : sql` AND ${sql.ref(col)} = ${v}`);
     rest = sql`1${eq('module', p.module)}${eq('action', p.action)}${statusIs}`;
   } else {
-    matching = countByPrefix({ table: 'op_log_name_counts', column: 'operator_name', nocase: true, text: p.operatorName!, status, measure: 'sum', total: everyDay });
+    const byTree = countByTree('op_log_name_tree', p.operatorName!, status);
+    if (!byTree) return undefined;
+    matching = byTree;
     const name = sql`(+operator_name) COLLATE NOCASE`;
     rest = sql`${name} >= ${p.operatorName} AND ${name} < ${p.operatorName + PREFIX_END}${statusIs}`;
   }
@@ -154,5 +156,5 @@ export async function clearOpLogs(deps: Deps, auth: AuthUser): Promise<number> {
   let q = deps.db.deleteFrom('op_log');
   let n = deps.db.selectFrom('op_log').select((eb) => eb.fn.countAll<number>().as('n'));
   if (scope) [q, n] = [q.where(scope), n.where(scope)];
-  return countedDelete(deps, n, q);
+  return countedDelete(deps, n, q, scope ? undefined : 'op_log');
 }
