@@ -16,9 +16,11 @@
 -- with P (two or more keys: the start shared by the first and last of them, stored as the start
 -- shared by some adjacent pair; one key: the key itself), and every row between P and it would be a
 -- start of it too, counting the same rows. At most two rows are created per new key and rows whose
--- n falls to 0 are removed, so a tree holds at most ~2 rows per distinct key (no more than the
--- per-name counts it replaces, twice); a row costs one update per stored start of the key (the tree's
--- depth, <= 48).
+-- n falls to 0 are removed: a tree built from the rows (or only ever added to) holds under 2 rows per
+-- distinct key; after deletes, starts no adjacent pair shares any more stay while some key starts
+-- with them (right, but up to 48 per live key). A row costs one update per stored start of the key
+-- (the tree's depth, <= 48). Ranges end at `P || x'F5'` (src/core/pagination.ts, prefixEnd): above
+-- every UTF-8 continuation of P, U+10FFFF included.
 --
 -- Kept by the triggers below in the log write's own statement, like the other count tables; a
 -- delete of EVERY row (sysLoginLog/sysOpLog clear under scope `all`) instead sets the log's flag in
@@ -76,7 +78,7 @@ INSERT INTO login_log_name_tree (status, prefix, n, own)
   WHERE p <> ''
   ON CONFLICT (status, prefix) DO NOTHING;
 UPDATE login_log_name_tree SET n = (SELECT sum(own) FROM login_log_name_tree AS c
-  WHERE c.status = login_log_name_tree.status AND c.prefix >= login_log_name_tree.prefix AND c.prefix < login_log_name_tree.prefix || char(1114111));
+  WHERE c.status = login_log_name_tree.status AND c.prefix >= login_log_name_tree.prefix AND c.prefix < login_log_name_tree.prefix || CAST(x'F5' AS TEXT));
 DELETE FROM login_log_ip_tree;
 INSERT INTO login_log_ip_tree (status, prefix, n, own)
   SELECT status, substr(ip, 1, 48), 0, count(*) FROM login_log WHERE ip <> '' GROUP BY 1, 2;
@@ -88,7 +90,7 @@ INSERT INTO login_log_ip_tree (status, prefix, n, own)
   WHERE p <> ''
   ON CONFLICT (status, prefix) DO NOTHING;
 UPDATE login_log_ip_tree SET n = (SELECT sum(own) FROM login_log_ip_tree AS c
-  WHERE c.status = login_log_ip_tree.status AND c.prefix >= login_log_ip_tree.prefix AND c.prefix < login_log_ip_tree.prefix || char(1114111));
+  WHERE c.status = login_log_ip_tree.status AND c.prefix >= login_log_ip_tree.prefix AND c.prefix < login_log_ip_tree.prefix || CAST(x'F5' AS TEXT));
 DELETE FROM op_log_name_tree;
 INSERT INTO op_log_name_tree (status, prefix, n, own)
   SELECT status, substr(operator_name, 1, 48) COLLATE NOCASE, 0, count(*) FROM op_log WHERE operator_name <> '' GROUP BY 1, 2;
@@ -100,7 +102,7 @@ INSERT INTO op_log_name_tree (status, prefix, n, own)
   WHERE p <> ''
   ON CONFLICT (status, prefix) DO NOTHING;
 UPDATE op_log_name_tree SET n = (SELECT sum(own) FROM op_log_name_tree AS c
-  WHERE c.status = op_log_name_tree.status AND c.prefix >= op_log_name_tree.prefix AND c.prefix < op_log_name_tree.prefix || char(1114111));
+  WHERE c.status = op_log_name_tree.status AND c.prefix >= op_log_name_tree.prefix AND c.prefix < op_log_name_tree.prefix || CAST(x'F5' AS TEXT));
 
 CREATE TRIGGER login_log_counts_insert AFTER INSERT ON login_log BEGIN
   INSERT INTO login_log_day_counts (day, status, n) VALUES (substr(NEW.created_at, 1, 10), NEW.status, 1)
@@ -109,7 +111,7 @@ CREATE TRIGGER login_log_counts_insert AFTER INSERT ON login_log BEGIN
   -- one is the start the neighbours share, already there), each counting the rows already under
   -- it; then one more row under every stored start of the key.
   INSERT INTO login_log_name_tree (status, prefix, n, own)
-    SELECT NEW.status, p, coalesce((SELECT n FROM login_log_name_tree WHERE status = NEW.status AND prefix >= p AND prefix < p || char(1114111) ORDER BY prefix LIMIT 1), 0), 0
+    SELECT NEW.status, p, coalesce((SELECT n FROM login_log_name_tree WHERE status = NEW.status AND prefix >= p AND prefix < p || CAST(x'F5' AS TEXT) ORDER BY prefix LIMIT 1), 0), 0
     FROM (SELECT substr(NEW.login_name, 1, 48) AS p
           UNION ALL
           SELECT substr(NEW.login_name, 1, max(k)) FROM prefix_lengths,
@@ -121,7 +123,7 @@ CREATE TRIGGER login_log_counts_insert AFTER INSERT ON login_log BEGIN
   UPDATE login_log_name_tree SET n = n + 1, own = own + (prefix = substr(NEW.login_name, 1, 48))
     WHERE status = NEW.status AND prefix IN (SELECT substr(NEW.login_name, 1, k) FROM prefix_lengths WHERE k <= length(NEW.login_name));
   INSERT INTO login_log_ip_tree (status, prefix, n, own)
-    SELECT NEW.status, p, coalesce((SELECT n FROM login_log_ip_tree WHERE status = NEW.status AND prefix >= p AND prefix < p || char(1114111) ORDER BY prefix LIMIT 1), 0), 0
+    SELECT NEW.status, p, coalesce((SELECT n FROM login_log_ip_tree WHERE status = NEW.status AND prefix >= p AND prefix < p || CAST(x'F5' AS TEXT) ORDER BY prefix LIMIT 1), 0), 0
     FROM (SELECT substr(NEW.ip, 1, 48) AS p
           UNION ALL
           SELECT substr(NEW.ip, 1, max(k)) FROM prefix_lengths,
@@ -163,7 +165,7 @@ CREATE TRIGGER op_log_counts_insert AFTER INSERT ON op_log BEGIN
     ON CONFLICT (module, action, status) DO UPDATE SET n = n + 1;
   -- A row without an operator has no key (NULL): it is in no tree, and no prefix matches it.
   INSERT INTO op_log_name_tree (status, prefix, n, own)
-    SELECT NEW.status, p, coalesce((SELECT n FROM op_log_name_tree WHERE status = NEW.status AND prefix >= p AND prefix < p || char(1114111) ORDER BY prefix LIMIT 1), 0), 0
+    SELECT NEW.status, p, coalesce((SELECT n FROM op_log_name_tree WHERE status = NEW.status AND prefix >= p AND prefix < p || CAST(x'F5' AS TEXT) ORDER BY prefix LIMIT 1), 0), 0
     FROM (SELECT substr(NEW.operator_name, 1, 48) AS p
           UNION ALL
           SELECT substr(NEW.operator_name, 1, max(k)) FROM prefix_lengths,

@@ -138,9 +138,11 @@ function tablesInKeyOrder(db: Database): string[] {
 }
 
 /**
- * Tables that triggers fill (the log count tables of migration 0011): derived data. Their rows are
- * not copied — inserting the logs fires the same triggers on the target, which rebuild them; a
- * copy on top would count every row twice.
+ * Tables that triggers fill (the log count tables of migrations 0011 and 0017): derived data. Their
+ * rows are not copied — inserting the logs fires the same triggers on the target, which rebuild
+ * them; a copy on top would count every row twice. Those also in DERIVED_TABLES (the prefix trees,
+ * whose shape depends on the order rows came and went; `prefix_lengths` may not be loaded yet while
+ * the logs load) are rebuilt from the rows once everything is in.
  */
 export function derivedTables(db: Database): Set<string> {
   const bodies = (db.query(`SELECT sql FROM sqlite_master WHERE type = 'trigger'`).all() as { sql: string }[]).map((r) => r.sql);

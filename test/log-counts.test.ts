@@ -97,7 +97,7 @@ async function seed(t: AnyTestApp) {
                 printf('10.%d.0.1', i % 20), ? FROM k WHERE i % 15 = ?`,
         bulk, `${day}${time}`, (i * 3 + TIMES.indexOf(time)) % 15,
       );
-      for (const name of ['admin', 'Admin', 'ADMIN2', 'ghost', 'b', 'L'.repeat(60), `${'L'.repeat(47)}x${i}`]) {
+      for (const name of ['admin', 'Admin', 'ADMIN2', 'ghost', 'b', 'L'.repeat(60), `${'L'.repeat(47)}x${i}`, 'adm\u{10FFFF}in']) {
         await t.exec(`INSERT INTO login_log (login_name, status, msg, ip, created_at) VALUES (?, ?, 'm', ?, ?)`, name, name.length % 2 ? 'success' : 'failure', name === 'ghost' ? '172.16.0.1' : '10.1.2.3', `${day}${time}`);
       }
       await t.exec(
@@ -170,7 +170,7 @@ async function expectCountTables(t: AnyTestApp) {
     expect(await t.rows(`SELECT * FROM (${kept})${order}`)).toEqual(await t.rows(`SELECT * FROM (${truth})${order}`));
   }
   for (const { tree, log, column, collate } of TREES) {
-    const under = (p: string) => `${column}${collate} >= ${p} AND ${column}${collate} < ${p} || char(1114111)`;
+    const under = (p: string) => `${column}${collate} >= ${p} AND ${column}${collate} < ${p} || CAST(x'F5' AS TEXT)`;
     const wrong = await t.rows(
       `SELECT * FROM (SELECT t.status, t.prefix, t.n, t.own,
          (SELECT count(*) FROM ${log} WHERE status = t.status AND ${under('t.prefix')}) AS rows_under,
@@ -184,7 +184,7 @@ async function expectCountTables(t: AnyTestApp) {
     expect(starts!.n > 0).toBe(keyed!.n > 0);
     const miscounted = await t.rows(
       `SELECT * FROM (SELECT x.status, x.p,
-         coalesce((SELECT n FROM ${tree} WHERE status = x.status AND prefix >= x.p AND prefix < x.p || char(1114111) ORDER BY prefix LIMIT 1), 0) AS tree_says,
+         coalesce((SELECT n FROM ${tree} WHERE status = x.status AND prefix >= x.p AND prefix < x.p || CAST(x'F5' AS TEXT) ORDER BY prefix LIMIT 1), 0) AS tree_says,
          (SELECT count(*) FROM ${log} WHERE status = x.status AND ${under('x.p')}) AS rows_say
        FROM (SELECT DISTINCT status, substr(${column}, 1, k)${collate} AS p FROM ${log}, prefix_lengths WHERE k <= length(${column})) AS x)
        WHERE tree_says <> rows_say LIMIT 5`,
@@ -205,6 +205,11 @@ for (const runtime of RUNTIMES) {
       await expectCountTables(t);
       await expectLoginTotals(t, admin);
       await expectOpTotals(t, admin);
+      // A name going on with U+10FFFF (the last character) starts with "adm" too: in the rows and in the total.
+      const odd = await t.call('POST', '/app/sysLoginLog/page', { token: admin, body: { params: { loginName: 'ADM\u{10FFFF}' }, pageSize: 100 } });
+      expect({ total: odd.data.total, names: [...new Set(odd.data.records.map((r: { loginName: string }) => r.loginName))] }).toEqual({ total: 15, names: ['adm\u{10FFFF}in'] });
+      const adm = await t.call('POST', '/app/sysLoginLog/page', { token: admin, body: { params: { loginName: 'adm' }, pageSize: 100 } });
+      expect(adm.data.records.filter((r: { loginName: string }) => r.loginName === 'adm\u{10FFFF}in').length).toBe(15);
 
       // Delete by ids through the API: a few of each kind of row.
       const loginIds = (await t.rows<{ id: number }>(`SELECT id FROM login_log WHERE id % 97 = 0 OR login_name IN ('Admin', 'b') LIMIT 100`)).map((r) => r.id);

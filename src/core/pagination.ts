@@ -362,11 +362,16 @@ export const idQuerySchema = z.strictObject({
     .openapi({ param: { name: 'id', in: 'query' }, example: 42, type: 'integer', minimum: 1 }),
 });
 
-/** Above every character, so `[text, text + PREFIX_END)` holds exactly the strings starting with text. */
-export const PREFIX_END = '\u{10FFFF}';
+/**
+ * The end of the range of strings starting with `text`: `text` followed by the byte 0xF5, which no
+ * UTF-8 text holds (lead bytes stop at 0xF4) and NOCASE leaves alone (it folds ASCII only), so
+ * `[text, prefixEnd(text))` holds exactly the strings starting with text — also those continuing
+ * with U+10FFFF, which a `text || U+10FFFF` bound left out.
+ */
+export const prefixEnd = (text: string | RawBuilder<unknown>) => sql<string>`(${text} || CAST(x'F5' AS TEXT))`;
 
 /**
- * `column` starts with `text`, as a range (`>= text AND < text + U+10FFFF`) so an index on the
+ * `column` starts with `text`, as a range (`>= text AND < prefixEnd(text)`) so an index on the
  * column serves it, unlike `LIKE '%…%'`; wildcards and quotes in the text are plain characters.
  * `nocase` compares ASCII case-insensitively and needs a `COLLATE NOCASE` index to be fast;
  * `unindexed` makes the planner ignore the column's index for this term.
@@ -381,5 +386,5 @@ export function whereStartsWith<QB extends SelectQueryBuilder<any, any, any>>(
   // A unary plus keeps the planner off the column's index (e.g. to walk another index in sort order).
   const ref = opts.unindexed ? sql`(+${sql.ref(column)})` : sql.ref(column);
   const col = opts.nocase ? sql`${ref} COLLATE NOCASE` : ref;
-  return qb.where(sql<boolean>`${col} >= ${text}`).where(sql<boolean>`${col} < ${text + PREFIX_END}`) as QB;
+  return qb.where(sql<boolean>`${col} >= ${text}`).where(sql<boolean>`${col} < ${prefixEnd(text)}`) as QB;
 }

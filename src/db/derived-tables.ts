@@ -25,7 +25,7 @@ INSERT INTO ${tree} (status, prefix, n, own)
   WHERE p <> ''
   ON CONFLICT (status, prefix) DO NOTHING;
 UPDATE ${tree} SET n = (SELECT sum(own) FROM ${tree} AS c
-  WHERE c.status = ${tree}.status AND c.prefix >= ${tree}.prefix AND c.prefix < ${tree}.prefix || char(1114111));`;
+  WHERE c.status = ${tree}.status AND c.prefix >= ${tree}.prefix AND c.prefix < ${tree}.prefix || CAST(x'F5' AS TEXT));`;
 }
 
 export const DERIVED_TABLES: Readonly<Record<string, { rebuild: string }>> = {

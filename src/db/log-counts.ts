@@ -1,6 +1,6 @@
 import { sql, type DeleteQueryBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../deps.ts';
-import { PREFIX_END } from '../core/pagination.ts';
+import { prefixEnd } from '../core/pagination.ts';
 
 /**
  * Exact page totals of the two logs read from the count tables of migrations 0011 and 0017 (kept by
@@ -51,13 +51,15 @@ export const PREFIX_TREE_DEPTH = 48;
  * `text`, with `status` if given, from the key's prefix tree (migration 0017): `n` of the first
  * tree row at or after `text` that starts with it — one index seek per status, whatever the number
  * of rows or distinct keys. Without a status, the statuses present are walked one seek each (a
- * handful). Undefined for a text longer than the tree keeps (never, after validation).
+ * handful). Undefined for a text longer than the tree keeps (never, after validation) or holding
+ * NUL (SQLite's substr and length stop there, so a tree keeps no start past it): the page then
+ * counts the usual way.
  */
 export function countByTree(tree: 'login_log_name_tree' | 'login_log_ip_tree' | 'op_log_name_tree', text: string, status: Status): RawBuilder<number> | undefined {
-  if (text === '' || [...text].length > PREFIX_TREE_DEPTH) return undefined;
+  if (text === '' || text.includes('\0') || [...text].length > PREFIX_TREE_DEPTH) return undefined;
   const t = sql.table(tree);
   const first = (s: RawBuilder<unknown>) =>
-    sql<number>`(SELECT n FROM ${t} WHERE status = ${s} AND prefix >= ${text} AND prefix < ${text + PREFIX_END} ORDER BY prefix LIMIT 1)`;
+    sql<number>`(SELECT n FROM ${t} WHERE status = ${s} AND prefix >= ${text} AND prefix < ${prefixEnd(text)} ORDER BY prefix LIMIT 1)`;
   if (status !== undefined) return sql<number>`coalesce(${first(sql`${status}`)}, 0)`;
   return sql<number>`(WITH RECURSIVE st(s) AS (SELECT min(status) FROM ${t} UNION ALL SELECT (SELECT min(status) FROM ${t} WHERE status > st.s) FROM st WHERE st.s IS NOT NULL)
     SELECT coalesce(sum(${first(sql`st.s`)}), 0) FROM st)`;

@@ -2,7 +2,7 @@ import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from '
 import type { Deps } from '../../deps.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
-import { createdBounds, PREFIX_END, PROBE_ROWS, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { createdBounds, prefixEnd, PROBE_ROWS, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import { countByDays, countByKeys, countByTree, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
@@ -125,7 +125,7 @@ function fromCountTables(p: OpLogPageInput['params'], direct: SelectQueryBuilder
     if (!byTree) return undefined;
     matching = byTree;
     const name = sql`(+operator_name) COLLATE NOCASE`;
-    rest = sql`${name} >= ${p.operatorName} AND ${name} < ${p.operatorName + PREFIX_END}${statusIs}`;
+    rest = sql`${name} >= ${p.operatorName} AND ${name} < ${prefixEnd(p.operatorName!)}${statusIs}`;
   }
   if (!dated) return matching;
   return countWithinDates({ log: 'op_log', rest, matching, all: everyDay, inDays, from, to, direct });
