@@ -368,7 +368,10 @@ export const idQuerySchema = z.strictObject({
  * `[text, prefixEnd(text))` holds exactly the strings starting with text — also those continuing
  * with U+10FFFF, which a `text || U+10FFFF` bound left out.
  */
-export const prefixEnd = (text: string | RawBuilder<unknown>) => sql<string>`(${text} || CAST(x'F5' AS TEXT))`;
+const prefixEnd = (text: string) => sql<string>`(${text} || CAST(x'F5' AS TEXT))`;
+
+/** `col` (a column, maybe with a collation) starts with `text`: the range both bounds of which an index serves. */
+export const startsWith = (col: RawBuilder<unknown>, text: string) => sql<boolean>`${col} >= ${text} AND ${col} < ${prefixEnd(text)}`;
 
 /**
  * `column` starts with `text`, as a range (`>= text AND < prefixEnd(text)`) so an index on the
@@ -386,5 +389,5 @@ export function whereStartsWith<QB extends SelectQueryBuilder<any, any, any>>(
   // A unary plus keeps the planner off the column's index (e.g. to walk another index in sort order).
   const ref = opts.unindexed ? sql`(+${sql.ref(column)})` : sql.ref(column);
   const col = opts.nocase ? sql`${ref} COLLATE NOCASE` : ref;
-  return qb.where(sql<boolean>`${col} >= ${text}`).where(sql<boolean>`${col} < ${prefixEnd(text)}`) as QB;
+  return qb.where(startsWith(col, text)) as QB;
 }

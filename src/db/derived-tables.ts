@@ -1,3 +1,5 @@
+import { PREFIX_TREE_DEPTH } from './log-counts.ts';
+
 /**
  * Tables whose rows are DERIVED from others and kept by triggers (the app never writes them).
  * A copy of the whole database (VACUUM INTO backup, restore on Bun) carries them with their
@@ -7,7 +9,7 @@
  */
 /**
  * A prefix tree of migration 0017 from its log's rows (the same statements as the migration's):
- * every key (the value's first 48 characters) with its own count, the start each pair of keys
+ * every key (the value's first PREFIX_TREE_DEPTH characters) with its own count, the start each pair of keys
  * adjacent in order shares, then each row's n as the sum of `own` over the keys starting with it.
  * A tree kept through deletes may hold starts that no adjacent pair shares any more (harmless);
  * a rebuild holds none, so source and target of a replay compare equal after it.
@@ -16,7 +18,7 @@ function treeRebuild(tree: string, log: string, column: string, nocase: boolean)
   const collate = nocase ? ' COLLATE NOCASE' : '';
   return `DELETE FROM ${tree};
 INSERT INTO ${tree} (status, prefix, n, own)
-  SELECT status, substr(${column}, 1, 48)${collate}, 0, count(*) FROM ${log} WHERE ${column} <> '' GROUP BY 1, 2;
+  SELECT status, substr(${column}, 1, ${PREFIX_TREE_DEPTH})${collate}, 0, count(*) FROM ${log} WHERE ${column} <> '' GROUP BY 1, 2;
 INSERT INTO ${tree} (status, prefix, n, own)
   SELECT status, p, 0, 0 FROM (
     SELECT status, substr(prefix, 1, (SELECT coalesce(max(k), 0) FROM prefix_lengths WHERE k <= min(length(prefix), length(prev)) AND substr(prefix, 1, k) = substr(prev, 1, k)${collate})) AS p

@@ -1,6 +1,6 @@
 import { sql, type DeleteQueryBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../deps.ts';
-import { prefixEnd } from '../core/pagination.ts';
+import { startsWith } from '../core/pagination.ts';
 
 /**
  * Exact page totals of the two logs read from the count tables of migrations 0011 and 0017 (kept by
@@ -59,7 +59,7 @@ export function countByTree(tree: 'login_log_name_tree' | 'login_log_ip_tree' | 
   if (text === '' || text.includes('\0') || [...text].length > PREFIX_TREE_DEPTH) return undefined;
   const t = sql.table(tree);
   const first = (s: RawBuilder<unknown>) =>
-    sql<number>`(SELECT n FROM ${t} WHERE status = ${s} AND prefix >= ${text} AND prefix < ${prefixEnd(text)} ORDER BY prefix LIMIT 1)`;
+    sql<number>`(SELECT n FROM ${t} WHERE status = ${s} AND ${startsWith(sql`prefix`, text)} ORDER BY prefix LIMIT 1)`;
   if (status !== undefined) return sql<number>`coalesce(${first(sql`${status}`)}, 0)`;
   return sql<number>`(WITH RECURSIVE st(s) AS (SELECT min(status) FROM ${t} UNION ALL SELECT (SELECT min(status) FROM ${t} WHERE status > st.s) FROM st WHERE st.s IS NOT NULL)
     SELECT coalesce(sum(${first(sql`st.s`)}), 0) FROM st)`;
@@ -91,18 +91,18 @@ export async function countedDelete(
   del: DeleteQueryBuilder<any, any, any>,
   everyRow?: 'login_log' | 'op_log',
 ): Promise<number> {
-  if (!everyRow) {
-    const [counted] = await deps.atomic([count.compile(), del.compile()]);
-    return Number((counted!.rows[0] as { n: number } | undefined)?.n ?? 0);
-  }
-  const flag = (q: RawBuilder<unknown>) => q.compile(deps.db);
-  const [counted] = await deps.atomic([
-    count.compile(),
-    flag(sql`INSERT INTO log_bulk_delete (log) VALUES (${everyRow})`),
-    del.compile(),
-    ...COUNT_TABLES[everyRow].map((t) => flag(sql`DELETE FROM ${sql.table(t)}`)),
-    flag(sql`DELETE FROM log_bulk_delete WHERE log = ${everyRow}`),
-  ]);
+  const raw = (q: RawBuilder<unknown>) => q.compile(deps.db);
+  const [counted] = await deps.atomic(
+    everyRow
+      ? [
+          count.compile(),
+          raw(sql`INSERT INTO log_bulk_delete (log) VALUES (${everyRow})`),
+          del.compile(),
+          ...COUNT_TABLES[everyRow].map((t) => raw(sql`DELETE FROM ${sql.table(t)}`)),
+          raw(sql`DELETE FROM log_bulk_delete WHERE log = ${everyRow}`),
+        ]
+      : [count.compile(), del.compile()],
+  );
   return Number((counted!.rows[0] as { n: number } | undefined)?.n ?? 0);
 }
 

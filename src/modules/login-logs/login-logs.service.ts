@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { createdBounds, prefixEnd, PROBE_ROWS, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { createdBounds, PROBE_ROWS, startsWith, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import { countByDays, countByTree, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
 import type { AuthUser } from '../../core/caller.ts';
@@ -110,7 +110,7 @@ function fromCountTables(p: LoginLogPageInput['params'], direct: SelectQueryBuil
   if (text === undefined) return inDays;
   const matching = countByTree(tree, text, status);
   if (!matching || (from === undefined && to === undefined)) return matching;
-  const rest = sql`${column} >= ${text} AND ${column} < ${prefixEnd(text)}${status === undefined ? sql`` : sql` AND status = ${status}`}`;
+  const rest = sql`${startsWith(column, text)}${status === undefined ? sql`` : sql` AND status = ${status}`}`;
   return countWithinDates({ log: 'login_log', rest, matching, all: everyDay, inDays, from, to, direct });
 }
 

@@ -2,7 +2,7 @@ import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from '
 import type { Deps } from '../../deps.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
-import { createdBounds, prefixEnd, PROBE_ROWS, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
+import { createdBounds, PROBE_ROWS, startsWith, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import { countByDays, countByKeys, countByTree, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
 import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
@@ -124,8 +124,7 @@ function fromCountTables(p: OpLogPageInput['params'], direct: SelectQueryBuilder
     const byTree = countByTree('op_log_name_tree', p.operatorName!, status);
     if (!byTree) return undefined;
     matching = byTree;
-    const name = sql`(+operator_name) COLLATE NOCASE`;
-    rest = sql`${name} >= ${p.operatorName} AND ${name} < ${prefixEnd(p.operatorName!)}${statusIs}`;
+    rest = sql`${startsWith(sql`(+operator_name) COLLATE NOCASE`, p.operatorName!)}${statusIs}`;
   }
   if (!dated) return matching;
   return countWithinDates({ log: 'op_log', rest, matching, all: everyDay, inDays, from, to, direct });
