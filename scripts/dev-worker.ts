@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generatePassword } from '../src/modules/users/bootstrap.ts';
+import { generatePassword } from '../src/modules/users/index.ts';
 
 const ROOT = join(import.meta.dir, '..');
 const VARS = join(ROOT, '.dev.vars');

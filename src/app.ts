@@ -11,21 +11,22 @@ import { DOCS_CSP, DOCS_CSS, DOCS_HTML, DOCS_JS } from './http/docs/page.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
 import { createRouter } from './http/router.ts';
 import { ensureSecurityHeaders, prepareSecurityHeaders } from './http/security-headers.ts';
-import { DbMeter, meteredDeps } from './http/server-timing.ts';
+import { DbMeter } from './db/meter.ts';
+import { Runner } from './db/runner.ts';
 import { newTraceId, traceIdFromParent } from './http/trace.ts';
 import { BOOKMARK_HEADER, validBookmark } from './http/bookmark.ts';
 import './http/context.ts';
-import { authRoutes } from './modules/auth/auth.routes.ts';
-import { backupRoutes } from './modules/backups/backups.routes.ts';
-import { fileRoutes, imageRoutes } from './modules/files/files.routes.ts';
-import { loginUserRoutes } from './modules/login-user/login-user.routes.ts';
-import { loginLogRoutes } from './modules/login-logs/login-logs.routes.ts';
-import { menuRoutes } from './modules/menus/menus.routes.ts';
-import { onlineRoutes } from './modules/online/online.routes.ts';
-import { opLogRoutes } from './modules/op-logs/op-logs.routes.ts';
-import { orgRoutes } from './modules/orgs/orgs.routes.ts';
-import { roleRoutes } from './modules/roles/roles.routes.ts';
-import { userRoutes } from './modules/users/users.routes.ts';
+import { authRoutes } from './modules/auth/index.ts';
+import { backupRoutes } from './modules/backups/index.ts';
+import { fileRoutes, imageRoutes } from './modules/files/index.ts';
+import { loginUserRoutes } from './modules/login-user/index.ts';
+import { loginLogRoutes } from './modules/login-logs/index.ts';
+import { menuRoutes } from './modules/menus/index.ts';
+import { onlineRoutes } from './modules/online/index.ts';
+import { opLogRoutes } from './modules/op-logs/index.ts';
+import { orgRoutes } from './modules/orgs/index.ts';
+import { roleRoutes } from './modules/roles/index.ts';
+import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
 import { buildOpenApiDocument, withServer } from './http/openapi.ts';
 
@@ -84,14 +85,14 @@ export function createApp(deps: Deps) {
   const onError = errorHandler(log, (err) => deps.classifyError?.(err));
   app.use('*', async (c, next) => {
     const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
-    // Per request: the database calls it makes, counted for the Server-Timing header.
+    // Per request: the database calls its runner makes, counted for the Server-Timing header.
     const meter = config.SERVER_TIMING ? new DbMeter() : undefined;
     // Read replication (D1, when on): this request's sessions, from the bookmark the client sent
     // back (a malformed one is ignored). Everything runs on the primary session until a read
-    // route's auth check passes (authenticate → deps.afterAuth).
+    // route's caller has been judged (Runner.authenticate with replicaReads).
     const sessions = deps.replication?.(validBookmark(c.req.header(BOOKMARK_HEADER)));
-    const base: Deps = sessions ? { ...deps, ...sessions.primary, afterAuth: () => ({ ...deps, ...sessions.replica() }) } : deps;
-    c.set('deps', meter ? meteredDeps(base, meter) : base);
+    c.set('deps', deps);
+    c.set('run', sessions ? new Runner(sessions.primary, meter, sessions.replica) : new Runner(deps, meter));
     c.set('traceId', traceId);
     // Before the body limit, which may replace c.req.raw and with it the peer address.
     c.set('client', captureClient(deps, c.req.raw, c.env));
@@ -134,7 +135,7 @@ export function createApp(deps: Deps) {
   const routes = app
     .openapi(healthRoute, (c) => ok(c, { ok: true as const }))
     .openapi(readyRoute, async (c) => {
-      const report = await checkReadiness(c.var.deps);
+      const report = await checkReadiness(deps);
       if (!report.ok) throw unavailable(NOT_READY_RETRY_AFTER, `Not ready: ${report.reason}`);
       return ok(c, { ok: true as const });
     })

@@ -79,4 +79,4 @@ export function loginUserInformation(body: InfoBody): LoginUserInformation {
 }
 
 /** A file record (sysFile) and an image record (sysImage: the same plus width and height). */
-export type { FileRecord, ImageRecord } from './modules/files/files.schemas.ts';
+export type { FileRecord, ImageRecord } from './modules/files/index.ts';

@@ -40,24 +40,74 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
-  test('layers point one way: http/, core/ and db/ import nothing from modules/', () => {
+  /** Where an import specifier of `file` (relative to src/) points, relative to src/ (undefined: a package). */
+  const target = (file: string, spec: string) => (spec.startsWith('.') ? relative(SRC, join(SRC, file, '..', spec)) : undefined);
+  /** Every import of a file under `dirs` that points into one of `forbidden` (paths relative to src/). */
+  function importsInto(dirs: RegExp, forbidden: RegExp): string[] {
     const offenders: string[] = [];
     for (const file of walk(SRC)) {
       const rel = relative(SRC, file);
-      if (!/^(http|core|db)\//.test(rel)) continue;
-      for (const spec of importsOf(readFileSync(file, 'utf8'))) if (/(^|\/)modules\//.test(spec)) offenders.push(`${rel}: ${spec}`);
+      if (!dirs.test(rel)) continue;
+      for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+        const to = target(rel, spec);
+        if (to !== undefined && forbidden.test(to)) offenders.push(`${rel}: ${spec}`);
+      }
+    }
+    return offenders;
+  }
+
+  test('layers point one way: entry → app → modules → (access, http) → db → core', () => {
+    // core/ imports nothing above it; db/ only core/; access/ only core/ and db/; http/ never modules/.
+    expect(importsInto(/^core\//, /^(db|access|http|modules|compat|entry|adapters)\/|^(deps|app)\.ts$/)).toEqual([]);
+    expect(importsInto(/^db\//, /^(access|http|modules|compat|entry|adapters)\/|^(deps|app)\.ts$/)).toEqual([]);
+    expect(importsInto(/^access\//, /^(http|modules|compat|entry|adapters)\/|^(deps|app)\.ts$/)).toEqual([]);
+    expect(importsInto(/^http\//, /^(modules|compat|entry|adapters)\/|^(deps|app)\.ts$/)).toEqual([]);
+  });
+
+  test('nothing below app.ts imports deps.ts (the wiring type): services take core/ports.ts', () => {
+    expect(importsInto(/^(core|db|access|http|modules|compat)\//, /^deps\.ts$/)).toEqual([]);
+  });
+
+  test("a module is used from outside only through its index.ts (what it exports on purpose)", () => {
+    const offenders: string[] = [];
+    for (const file of walk(SRC)) {
+      const rel = relative(SRC, file);
+      const own = rel.match(/^modules\/([^/]+)\//)?.[1];
+      for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+        const m = target(rel, spec)?.match(/^modules\/([^/]+)\/(.+)$/);
+        if (m && m[1] !== own && m[2] !== 'index.ts') offenders.push(`${rel}: ${spec}`);
+      }
     }
     expect(offenders).toEqual([]);
   });
 
-  test('no module reaches into users/ for shared helpers (only login-user reads its own user there)', () => {
+  test('nothing on the request path reaches the database but through a runner (no Kysely execute, no raw ports)', () => {
     const offenders: string[] = [];
-    for (const file of walk(join(SRC, 'modules'))) {
+    const bypass = /\.execute(TakeFirst(OrThrow)?)?\(|\.executeQuery\(|\bdeps\.(db|atomic|read|readMany|readNow)\b/;
+    for (const file of walk(SRC)) {
       const rel = relative(SRC, file);
-      if (rel.startsWith('modules/users/') || rel.startsWith('modules/login-user/')) continue;
-      for (const spec of importsOf(readFileSync(file, 'utf8'))) if (/(^|\/)users\//.test(spec)) offenders.push(`${rel}: ${spec}`);
+      // Readiness asks the port itself whether the database answers (GET /health/ready, no request plan).
+      if (!/^(core|db|access|http|modules|compat)\//.test(rel) || rel === 'core/readiness.ts') continue;
+      const m = withoutComments(readFileSync(file, 'utf8')).match(bypass);
+      if (m) offenders.push(`${rel}: ${m[0]}`);
     }
     expect(offenders).toEqual([]);
+  });
+
+  test("no handler reads c.var (Hono builds a new object of every variable on each access): c.get('name')", () => {
+    const offenders: string[] = [];
+    for (const file of walk(SRC)) {
+      const m = withoutComments(readFileSync(file, 'utf8')).match(/\bc\.var\b/);
+      if (m) offenders.push(relative(SRC, file));
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  test('the layer check itself catches an import that points the wrong way', () => {
+    expect(target('core/x.ts', '../db/schema.ts')).toBe('db/schema.ts');
+    expect(target('modules/users/users.service.ts', '../auth/login.service.ts')).toBe('modules/auth/login.service.ts');
+    expect(target('modules/users/users.service.ts', '../../deps.ts')).toBe('deps.ts');
+    expect(target('db/runner.ts', 'kysely')).toBeUndefined();
   });
 
   test('core code uses no runtime global: Bun., Deno., process., Buffer (comments aside)', () => {

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { userWithCodes } from './support/rbac.ts';
-import { AuthGate } from '../src/http/auth-gate.ts';
+import { Runner, type CallerCheck } from '../src/db/runner.ts';
 
-// Deferred auth on plain-read routes (src/http/auth-gate.ts): the auth statement travels in the
+// Auth on plain-read routes (src/db/runner.ts): the auth statement travels in the
 // handler's first read batch. The auth row must still decide every answer exactly as if it had
 // been read first: 401 for an ended session or disabled user, 403 without the code, whatever the
 // handler would have answered (200, 400, 404), and no data of the batch in the body. And a caller
@@ -102,40 +102,56 @@ for (const runtime of RUNTIMES) {
   });
 }
 
-// The gate alone: its own verdict comes before the rows (the middleware's final verdict is a
+// The runner alone: its own verdict comes before the rows (the middleware's final verdict is a
 // second line, tested above through HTTP).
-describe('AuthGate', () => {
-  const fakeDeps = (rows: unknown[][], calls: string[]) =>
+describe('Runner', () => {
+  const fakePorts = (rows: unknown[][], calls: string[]) =>
     ({
       read: async (sql: string) => (calls.push(`read ${sql}`), rows[0]!),
       readMany: Object.assign(async (s: { sql: string }[]) => (calls.push(`batch ${s.map((x) => x.sql).join(',')}`), rows), { oneTrip: true }),
+      atomic: async () => [],
     }) as never;
+  const check = (judge: CallerCheck['judge']): CallerCheck => ({
+    userId: 7,
+    sessionId: 's',
+    statement: { sql: 'AUTH', parameters: [] },
+    judge,
+    guards: () => [],
+    openGuards: () => [],
+  });
+  const accept: CallerCheck['judge'] = () => ({ caller: { userId: 7, sessionId: 's', loginName: 'x', isSuperAdmin: false } });
+  const plan = (sql: string) => ({ reads: [{ sql, parameters: [] }], finish: (rows: unknown[][]) => rows });
 
-  test('a refused auth row rejects the batch: the data rows never reach the caller of readMany', async () => {
+  test('a refused auth row rejects the plan: the data rows never reach its finish', async () => {
     const calls: string[] = [];
-    const gate = new AuthGate(fakeDeps([[], [{ secret: 1 }]], calls), { sql: 'AUTH', parameters: [] }, (row) => {
-      if (!row) throw new Error('401');
-    });
-    await expect(gate.readMany([{ sql: 'SELECT data', parameters: [] }])).rejects.toThrow('401');
-    await expect(gate.settle()).rejects.toThrow('401');
+    const run = new Runner(fakePorts([[], [{ secret: 1 }]], calls));
+    run.authenticate(check((row) => (row ? accept(row) : { refusal: new Error('401') as never })));
+    let finished = false;
+    await expect(run.read({ reads: [{ sql: 'SELECT data', parameters: [] }], finish: () => (finished = true) })).rejects.toThrow('401');
+    await expect(run.caller()).rejects.toThrow('401');
+    expect(finished).toBe(false);
     expect(calls).toEqual(['batch AUTH,SELECT data']);
   });
 
   test('an accepted auth row: one batch, the data rows without the auth row, later reads without it', async () => {
     const calls: string[] = [];
-    const gate = new AuthGate(fakeDeps([[{ ok: 1 }], [{ data: 1 }]], calls), { sql: 'AUTH', parameters: [] }, () => {});
-    expect(await gate.readMany([{ sql: 'SELECT data', parameters: [] }])).toEqual([[{ data: 1 }]]);
-    await gate.readMany([{ sql: 'SELECT more', parameters: [] }]);
+    const run = new Runner(fakePorts([[{ ok: 1 }], [{ data: 1 }]], calls));
+    run.authenticate(check(accept));
+    expect(await run.read(plan('SELECT data'))).toEqual([[{ data: 1 }]]);
+    await run.read(plan('SELECT more'));
     expect(calls).toEqual(['batch AUTH,SELECT data', 'batch SELECT more']);
   });
 
   test('only plain reads travel before the verdict: a write (also one behind WITH or a comment) is refused unsent', async () => {
     const calls: string[] = [];
-    const gate = new AuthGate(fakeDeps([[{ ok: 1 }], [{ data: 1 }]], calls), { sql: 'AUTH', parameters: [] }, () => {});
+    const run = new Runner(fakePorts([[{ ok: 1 }], [{ data: 1 }]], calls));
+    run.authenticate(check(accept));
     for (const sql of ['WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x', 'UPDATE users SET status = 1', '/* read */ DELETE FROM t', 'REPLACE INTO t VALUES (1)']) {
-      await expect(gate.readMany([{ sql: 'SELECT 1', parameters: [] }, { sql, parameters: [] }])).rejects.toThrow('only reads may travel before the auth verdict');
+      await expect(run.read({ reads: [{ sql: 'SELECT 1', parameters: [] }, { sql, parameters: [] }], finish: (r) => r })).rejects.toThrow(
+        'only reads may travel before the auth verdict',
+      );
     }
     expect(calls).toEqual([]);
-    expect(await gate.readMany([{ sql: '-- a read\n  WITH x AS (SELECT 1) SELECT updated_at FROM x', parameters: [] }])).toEqual([[{ data: 1 }]]);
+    expect(await run.read(plan('-- a read\n  WITH x AS (SELECT 1) SELECT updated_at FROM x'))).toEqual([[{ data: 1 }]]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DbMeter, meteredDeps } from '../src/http/server-timing.ts';
+import { countingDeps } from './support/counting.ts';
 import { Budget, DELETE_CHUNK, RUN_BUDGET } from '../src/modules/maintenance/budget.ts';
 import { cleanup } from '../src/modules/maintenance/cleanup.ts';
 import { makeTestApp, type TestApp } from './support/app.ts';
@@ -9,15 +9,15 @@ import { sha256Hex, upload } from './support/files.ts';
 
 // The scheduled cleanup must fit one Workers invocation whatever the backlog: each run makes at
 // most RUN_BUDGET database statements and blob calls, deletes in chunks, and the next run continues
-// where it stopped. Statements are counted from outside with the Server-Timing meter.
+// where it stopped. Statements are counted from outside (test/support/counting.ts).
 
 const DAY = 86_400_000;
 
 /** One cleanup run with its database statements counted. */
 async function counted(t: TestApp, budget?: Budget) {
-  const meter = new DbMeter();
-  const counts = await cleanup(meteredDeps(t.deps, meter), budget);
-  return { counts, statements: meter.trips };
+  const counting = countingDeps(t.deps);
+  const counts = await cleanup(counting.deps, budget);
+  return { counts, statements: counting.calls() };
 }
 
 describe('bounded, resumable cleanup', () => {

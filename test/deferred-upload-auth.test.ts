@@ -8,7 +8,7 @@ import { UNCHECKED_UPLOAD_BYTES } from '../src/modules/files/files.service.ts';
 import { scratchDir } from './support/tmp-root.ts';
 import { USER_PASSWORD, menuIdsFor, userWithCodes, type FixtureUser } from './support/rbac.ts';
 
-// Uploads use deferred auth for writes (src/http/auth-gate.ts): the auth statement travels with the
+// Uploads judge the caller late (src/db/runner.ts, WritePlan.anyCaller): the auth statement travels with the
 // content reservation, the upload's first database call, which comes AFTER the body was read. So a
 // blob store checks the caller (StageHint.beforeWrite) before it writes anything outside memory: a
 // temporary file on disk, an R2 part of a body over 5 MiB. A caller refused there has stored

@@ -2,9 +2,8 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { beforeBatch as beforeBatchOf, D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { USER_PASSWORD, menuIdsFor, userWithCodes, type FixtureUser } from './support/rbac.ts';
 
-// Deferred auth for writes (src/http/auth-gate.ts, routes declared with `deferAuth`): the auth
-// statement travels with the write's pre-read, so the check that decides is made one batch BEFORE
-// the write. The write batch repeats it as guard statements: a session revoked, a user disabled or
+// A write whose pre-read carried the auth statement (src/db/runner.ts) judged the caller one batch
+// BEFORE the write. The write batch repeats the check as guard statements at its head: a session revoked, a user disabled or
 // a permission removed between the two batches must still answer 401/403 and change nothing. The
 // race is made by running SQL right before the write batch (a hook on deps.atomic).
 

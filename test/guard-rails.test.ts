@@ -186,8 +186,12 @@ function suite() {
           const { result, writes } = barrier ? await withWriteBarrier(t, 2, send) : { result: await send(), writes: 2 };
           if (barrier) {
             expect(writes).toBe(2);
-            expect(result.map((r) => r.status).sort()).toEqual([200, 400]);
-            expect(result.find((r) => r.status === 400)!.json.msg).toContain(LAST);
+            // Both passed their checks; the second batch finds its caller removed by the first: its
+            // own verdict at the head of the batch refuses it (401: session ended with the account or
+            // its status; 403: no longer a super admin), before the last-super-admin guard would.
+            const statuses = result.map((r) => r.status).sort();
+            expect(statuses[0]).toBe(200);
+            expect([401, 403]).toContain(statuses[1]!);
           } else {
             // Unsynchronised, the loser may also be stopped earlier: its session is gone (401) or it
             // no longer is a super admin (403). Either way one super admin remains.
@@ -207,7 +211,22 @@ function suite() {
         Promise.all([post('/app/sysUser/delete', { ids: [c.userId] }, b.token), post('/app/sysUser/delete', { ids: [b.userId] }, c.token)]),
       );
       expect(writes).toBe(2);
+      // The loser's session went with its account: its own verdict (401) refuses its batch.
+      expect(result.map((r) => r.status).sort()).toEqual([200, 401]);
+      expect(await enabledSuperAdmins(t)).toBe(1);
+      await cleanup(b.userId, c.userId);
+    });
+
+    test('the last two super admins each giving up the role at the same moment: the guard inside the write keeps one', async () => {
+      // Each caller is still a super admin when its own batch runs (it gave up only its own role),
+      // so nothing but the last-super-admin guard can refuse the second batch.
+      const [b, c] = await lastTwo('selfrevoke');
+      const { result, writes } = await withWriteBarrier(t, 2, () =>
+        Promise.all([post('/app/sysUser/grantRole', { userId: b.userId, roleIds: [] }, b.token), post('/app/sysUser/grantRole', { userId: c.userId, roleIds: [] }, c.token)]),
+      );
+      expect(writes).toBe(2);
       expect(result.map((r) => r.status).sort()).toEqual([200, 400]);
+      expect(result.find((r) => r.status === 400)!.json.msg).toContain(LAST);
       expect(await enabledSuperAdmins(t)).toBe(1);
       await cleanup(b.userId, c.userId);
     });

@@ -1,9 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
-import { Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
-import type { D1Database, D1PreparedStatement } from '../src/adapters/workers/bindings.ts';
-import { D1Dialect } from '../src/adapters/workers/d1-dialect.ts';
-import type { Database } from '../src/db/schema.ts';
+import { D1_START_MS, RUNTIMES, makeTestApp, runnerAs, type AnyTestApp } from './support/app.ts';
 import { addMenu, deleteMenus, editMenu } from '../src/modules/menus/menus.service.ts';
 import { BAD_IDS, userWithCodes } from './support/rbac-fixture.ts';
 import { expectGuarded, type GuardedOp } from './support/scenario.ts';
@@ -369,30 +365,26 @@ function suite() {
     test('edit: a move that would close a cycle is refused', async () => {
       const x = await made({ title: 'RX', type: 'directory' });
       const y = await made({ title: 'RY', type: 'directory' });
-      const deps = racing('UpdateQueryNode', () => t.exec('UPDATE menus SET parent_id = ?, version = version + 1 WHERE id = ?', x.id, y.id));
-      expect(await statusOf(editMenu(deps, superCaller, { id: x.id, version: 1, parentId: y.id }))).toBe(400);
+      const deps = racing(/^update "menus"/, () => t.exec('UPDATE menus SET parent_id = ?, version = version + 1 WHERE id = ?', x.id, y.id));
+      expect(await statusOf(editMenu(deps, runnerAs(deps, superCaller), { id: x.id, version: 1, parentId: y.id }))).toBe(400);
       expect(await row(x.id)).toMatchObject({ parent_id: 0, version: 1 });
     });
 
     test('add: a parent that became a button meanwhile gets no child', async () => {
       const p = await made({ title: 'RP', type: 'menu' });
       const before = await t.count('menus');
-      const deps = racing(
-        'RawNode',
-        () => t.exec("UPDATE menus SET type = 'button', permission = 'sys:r:x' WHERE id = ?", p.id),
-        (node) => String(node.sqlFragments?.[0]).includes('INSERT INTO menus'),
-      );
-      expect(await statusOf(addMenu(deps, superCaller, { title: 'child', type: 'menu', parentId: p.id }))).toBe(400);
+      const deps = racing(/^INSERT INTO menus/, () => t.exec("UPDATE menus SET type = 'button', permission = 'sys:r:x' WHERE id = ?", p.id));
+      expect(await statusOf(addMenu(deps, runnerAs(deps, superCaller), { title: 'child', type: 'menu', parentId: p.id }))).toBe(400);
       expect(await t.count('menus')).toBe(before);
     });
 
     test('delete: a child added meanwhile keeps the parent and its grants', async () => {
       const p = await made({ title: 'RD', type: 'menu' });
       await t.exec('INSERT INTO role_menu (role_id, menu_id) VALUES (1, ?)', p.id);
-      const deps = racing('DeleteQueryNode', () =>
+      const deps = racing(/^delete from/, () =>
         t.exec("INSERT INTO menus (parent_id, title, type, permission) VALUES (?, 'late child', 'button', 'sys:r:y')", p.id),
       );
-      expect(await statusOf(deleteMenus(deps, [p.id]))).toBe(400);
+      expect(await statusOf(deleteMenus(runnerAs(deps, superCaller), [p.id]))).toBe(400);
       expect(await row(p.id)).not.toBeNull();
       expect(await t.row('SELECT count(*) AS n FROM role_menu WHERE menu_id = ?', p.id)).toEqual({ n: 1 });
     });
@@ -458,38 +450,21 @@ function suite() {
  * `act` writes at once (bun:sqlite is synchronous); on D1 it is awaited just before that write's
  * statement (or batch) reaches D1.
  */
-function racing(kind: string, act: () => Promise<void>, match: (node: any) => boolean = () => true) {
+/**
+ * The app's deps with a concurrent change (`act`) landing right before the first write batch holding
+ * a statement whose SQL matches `match`: between the service's checks and its write.
+ */
+function racing(match: RegExp, act: () => Promise<void>) {
   let armed = true;
-  let due = false;
-  const plugin: KyselyPlugin = {
-    transformQuery({ node }): RootOperationNode {
-      if (armed && node.kind === kind && match(node)) {
-        armed = false;
-        if (t.runtime === 'bun') void act();
-        else due = true;
-      }
-      return node;
-    },
-    transformResult: async ({ result }) => result,
-  };
-  if (t.runtime === 'bun') return { ...t.deps, db: t.deps.db.withPlugin(plugin) };
-  const landFirst = async () => {
-    if (due) {
-      due = false;
-      await act();
-    }
-  };
   const atomic = t.deps.atomic;
-  const db = new Kysely<Database>({ dialect: new D1Dialect(beforeEachStatement(t.d1, landFirst)) }).withPlugin(plugin);
-  return { ...t.deps, db, atomic: async (q: Parameters<typeof atomic>[0]) => (await landFirst(), atomic(q)) };
-}
-
-/** A D1 binding that awaits `before` ahead of every statement it runs. */
-function beforeEachStatement(d1: D1Database, before: () => Promise<void>): D1Database {
-  const wrap = (s: D1PreparedStatement): D1PreparedStatement => ({
-    bind: (...v) => wrap(s.bind(...v)),
-    all: async () => (await before(), s.all()),
-    run: async () => (await before(), s.run()),
-  });
-  return { prepare: (sql) => wrap(d1.prepare(sql)), batch: () => Promise.reject(new Error('not used: deps.atomic is wrapped instead')) };
+  return {
+    ...t.deps,
+    atomic: async (batch: Parameters<typeof atomic>[0]) => {
+      if (armed && batch.some((q) => match.test(q.sql.trimStart()))) {
+        armed = false;
+        await act();
+      }
+      return atomic(batch);
+    },
+  };
 }

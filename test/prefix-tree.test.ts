@@ -1,3 +1,5 @@
+import { Runner } from '../src/db/runner.ts';
+import { qb } from '../src/db/compile.ts';
 import { describe, expect, test } from 'bun:test';
 import { countByTree, countedDelete } from '../src/db/log-counts.ts';
 import { makeTestApp, type BunTestApp } from './support/app.ts';
@@ -86,7 +88,7 @@ describe('prefix trees (migration 0017) under random inserts, deletes and clears
       // A whole-log delete through the flag: the trees are emptied, not updated row by row...
       for (const log of ['login_log', 'op_log'] as const) {
         const rows = Number((t.sqlite.query(`SELECT count(*) AS n FROM ${log}`).get() as { n: number }).n);
-        const n = await countedDelete(t.deps, t.deps.db.selectFrom(log).select((eb) => eb.fn.countAll<number>().as('n')), t.deps.db.deleteFrom(log), log);
+        const n = await new Runner(t.deps).write(countedDelete(qb.selectFrom(log).select((eb) => eb.fn.countAll<number>().as('n')), qb.deleteFrom(log), log));
         expect(n).toBe(rows);
       }
       for (const { tree } of TREES) expect({ tree, n: await t.count(tree) }).toEqual({ tree, n: 0 });

@@ -69,7 +69,7 @@ describe('D1 round trips per operation (workerd)', () => {
     counts['upload over one R2 part'] = rt(big.res);
     console.log(counts);
     expect(counts).toEqual({
-      // Auth + data in one batch (deferred auth, src/http/auth-gate.ts).
+      // Auth + data in one batch (the runner's read plan, src/db/runner.ts).
       'guarded detail read': 1,
       'page query (with count)': 1,
       getLoginUserInformation: 1,
@@ -214,7 +214,7 @@ describe('D1 round trips per operation (workerd)', () => {
     await both('POST auth/logout', call('POST', '/auth/logout', {}));
     expect(out).toEqual({
       // [super admin, delegated admin holding every code with scope orgAndBelow]. Reads: the auth
-      // statement rides in the read's batch (src/http/auth-gate.ts); the delegated users page reads
+      // statement rides in the read plan's batch (src/db/runner.ts); the delegated users page reads
       // its scope first (a second trip, see users.repo.ts). Writes: see the note of issue 14.
       'GET getLoginUserInformation': [1, 1],
       'POST sysUser/page': [1, 2],
@@ -243,7 +243,7 @@ describe('D1 round trips per operation (workerd)', () => {
       'POST sysUser/add': [2, 2],
       'POST sysUser/edit': [2, 2],
       'POST sysUser/changeStatus': [2, 2],
-      // Deferred auth for writes (src/http/auth-gate.ts): the pre-read rides with the auth statement,
+      // The pre-read plan carries the auth statement (src/db/runner.ts),
       // the write batch is headed by the caller's check as guards (a revoked token cannot write).
       'POST sysUser/resetPassword': [2, 2],
       'POST sysUser/grantRole': [2, 2],
@@ -258,7 +258,7 @@ describe('D1 round trips per operation (workerd)', () => {
       'POST sysOrg/edit': [2, 2],
       'POST sysOrg/delete': [2, 2],
       'POST sysMenu/add': [2, 2],
-      'POST sysMenu/edit': [2, 2], // deferred auth for writes (the current row rides with auth)
+      'POST sysMenu/edit': [2, 2], // the current row's read carries the auth statement
       'POST sysMenu/delete': [2, 2],
       // Deferred auth for writes: auth + the content row's reservation (taken before the bytes are
       // put, so a sweep in another isolate cannot delete them), then the record with the link reads.
@@ -266,16 +266,17 @@ describe('D1 round trips per operation (workerd)', () => {
       'POST sysFile/delete': [2, 2],
       'POST sysImage/upload': [2, 2],
       'POST sysImage/delete': [2, 2],
-      'POST sysLoginUser/updateInfo': [2, 2],
+      // The caller's own row only (WritePlan.anyCaller): the auth statement travels in the write's batch.
+      'POST sysLoginUser/updateInfo': [1, 1],
       'POST sysLoginLog/delete': [2, 2],
       'POST sysLoginLog/clear': [2, 2],
       'POST sysOpLog/delete': [2, 2],
       'POST sysOpLog/clear': [2, 2],
       'POST sysOnlineUser/forceLogout': [2, 2],
-      // Deferred auth for writes: auth + row + lock state + this attempt's count in one batch, then
-      // the two hashes (verify, new), then the write batch.
+      // auth + row + lock state + this attempt's count in one batch (WritePlan.anyCaller), then the
+      // two hashes (verify, new), then the write batch.
       'POST sysLoginUser/updatePassword': [2, 2],
-      'POST auth/logout': [2, 2],
+      'POST auth/logout': [1, 1], // the caller's own session only (WritePlan.anyCaller)
     });
   }, 120_000);
 });

@@ -39,7 +39,7 @@ describe('Server-Timing', async () => {
     expect(r.res.headers.get('server-timing')).toBeNull();
   });
 
-  test('the calls counted equal the calls the D1 binding sees (Kysely, deps.read and deps.atomic)', async () => {
+  test("the calls counted equal the calls the D1 binding sees (the runner's reads and batches)", async () => {
     // The same app over the D1 adapter, with the binding's calls counted from outside the app.
     const shim = d1Shim(t.sqlite);
     let calls = 0;
@@ -55,7 +55,7 @@ describe('Server-Timing', async () => {
       },
       batch: (stmts) => (calls++, shim.batch(stmts)),
     };
-    const app = createApp({ ...t.deps, db: new Kysely<Database>({ dialect: new D1Dialect(counting) }), atomic: d1Atomic(counting), read: d1Read(counting) });
+    const app = createApp({ ...t.deps, db: new Kysely<Database>({ dialect: new D1Dialect(counting) }), atomic: d1Atomic(counting), read: d1Read(counting), readNow: undefined });
     const send = (method: string, path: string, body?: unknown) =>
       app.request(path, {
         method,
@@ -82,7 +82,7 @@ describe('Server-Timing', async () => {
 
 describe('DbMeter', () => {
   test('calls in flight together are one round trip; calls one after another are one each', async () => {
-    const { DbMeter } = await import('../src/http/server-timing.ts');
+    const { DbMeter } = await import('../src/db/meter.ts');
     const m = new DbMeter();
     const io = () => new Promise((ok) => setTimeout(ok, 1));
     await m.time(io);

@@ -1,8 +1,7 @@
 import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import type { AuthUser } from '../../core/caller.ts';
-import { guardStatement } from '../../db/guards.ts';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import type { Caller } from '../core/caller.ts';
+import { guardStatement } from '../db/guards.ts';
+import { SUPER_ADMIN_ROLE } from '../core/permissions.ts';
 import { hasKind, scopeAll, scopeOrgs, userInScope } from './data-scope.ts';
 
 /**
@@ -47,29 +46,28 @@ export const someUserOutOfScope = (caller: number, targets: number[]) =>
     AND ${userInScope(caller, sql.ref('su2.id'), sql.ref('su2.org_id'))}) < ${targets.length}`;
 
 /** Guard statements (none for a super admin): the user(s) are in the caller's scope (else 404). */
-export function userScopeGuard(deps: Deps, auth: AuthUser, userIds: number[]): CompiledQuery[] {
+export function userScopeGuard(auth: Caller, userIds: number[]): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
-  return [guardStatement(deps.db, 'out_of_scope', someUserOutOfScope(auth.userId, userIds))];
+  return [guardStatement('out_of_scope', someUserOutOfScope(auth.userId, userIds))];
 }
 
 /** Guard statements (none for a super admin): the target users are within the caller's authority. */
-export function userAuthorityGuard(deps: Deps, auth: AuthUser, targets: RawBuilder<unknown>): CompiledQuery[] {
+export function userAuthorityGuard(auth: Caller, targets: RawBuilder<unknown>): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
-  return [guardStatement(deps.db, 'outside_authority', usersOutsideAuthority(auth.userId, targets))];
+  return [guardStatement('outside_authority', usersOutsideAuthority(auth.userId, targets))];
 }
 
 /** Guard statements (none for a super admin): the roles are within the caller's authority. */
-export function roleAuthorityGuard(deps: Deps, auth: AuthUser, roleIds: RawBuilder<unknown>): CompiledQuery[] {
+export function roleAuthorityGuard(auth: Caller, roleIds: RawBuilder<unknown>): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
-  return [guardStatement(deps.db, 'outside_authority', rolesOutsideAuthority(auth.userId, roleIds))];
+  return [guardStatement('outside_authority', rolesOutsideAuthority(auth.userId, roleIds))];
 }
 
 /** Guard (none for a super admin): after the write, the users are still inside the caller's scope (403). */
-export function userStaysInScopeGuard(deps: Deps, auth: AuthUser, targets: RawBuilder<unknown>): CompiledQuery[] {
+export function userStaysInScopeGuard(auth: Caller, targets: RawBuilder<unknown>): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
   return [
     guardStatement(
-      deps.db,
       'outside_authority',
       sql`EXISTS (SELECT 1 FROM users sx WHERE sx.id IN ${targets} AND NOT ${userInScope(auth.userId, sql.ref('sx.id'), sql.ref('sx.org_id'))})`,
     ),

@@ -1,8 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
-import { sqlText } from '../../db/sql-text.ts';
+import { SUPER_ADMIN_ROLE } from '../core/permissions.ts';
+import { sqlText } from '../db/compile.ts';
+import type { Runner } from '../db/runner.ts';
 
 /**
  * Data scope as SQL (contract: "Organisations and data scope"). A user's scope is the union over
@@ -144,11 +143,10 @@ export function callerScopeOf(found: unknown): CallerScope {
   return { all: false, orgIds, self: row.self_ === 1 };
 }
 
-/** Reads `auth`'s effective scope with one statement (none for a known super admin). */
-export async function callerScope(deps: Deps, auth: AuthUser): Promise<CallerScope> {
-  if (knownSuperAdmin(auth)) return { all: true, orgIds: [], self: true };
-  const [row] = await deps.read<ScopeRow>(CALLER_SCOPE_SQL, [auth.userId]);
-  return callerScopeOf(row);
+/** Reads the caller's effective scope with one statement (none for a known super admin). */
+export async function callerScope(run: Runner): Promise<CallerScope> {
+  if (run.knownSuper) return { all: true, orgIds: [], self: true };
+  return callerScopeOf(await run.first<ScopeRow>(callerScopeQuery(run.userId)));
 }
 
 /**

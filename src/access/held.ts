@@ -1,11 +1,12 @@
 import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import { authSettled, type AuthUser } from '../../core/caller.ts';
-import { forbidden } from '../../core/errors.ts';
-import { SUPER_ADMIN_ROLE, type PermissionCode } from '../../core/permissions.ts';
-import { holdsCodeSql } from '../../db/holds-code.ts';
-import { guardStatement } from '../../db/guards.ts';
-import { idList, idsShown } from '../../db/id-list.ts';
+import type { Caller } from '../core/caller.ts';
+import { forbidden } from '../core/errors.ts';
+import { SUPER_ADMIN_ROLE, type PermissionCode } from '../core/permissions.ts';
+import { qb } from '../db/compile.ts';
+import { guardStatement } from '../db/guards.ts';
+import { idList, idsShown } from '../db/id-list.ts';
+import type { Runner } from '../db/runner.ts';
+import { holdsCodeSql } from './holds-code.ts';
 
 const HOLDS_SQL = `SELECT ${holdsCodeSql('+?')} AS has_perm`;
 
@@ -17,8 +18,8 @@ const HOLDS_OR_SUPER_SQL = `SELECT (${holdsCodeSql('+?2')} OR EXISTS (SELECT 1 F
  * callerHolds as a statement for a read batch (heldBy reads its rows), so that a read needing it
  * costs no round trip of its own: on a plain-read route it travels with the auth row.
  */
-export function holdsStatement(auth: AuthUser, code: PermissionCode) {
-  return { sql: HOLDS_OR_SUPER_SQL, parameters: [code, auth.userId] };
+export function holdsStatement(userId: number, code: PermissionCode) {
+  return { sql: HOLDS_OR_SUPER_SQL, parameters: [code, userId] };
 }
 
 /** The answer of a holdsStatement's rows. */
@@ -29,10 +30,10 @@ export const heldBy = (rows: readonly unknown[] | undefined) => (rows?.[0] as { 
  * super admin holds every code. For operations whose optional fields need a second code, e.g.
  * sysUser/edit with roleIds (sys:user:grantRole) or status (sys:user:changeStatus).
  */
-export async function callerHolds(deps: Deps, auth: AuthUser, code: PermissionCode): Promise<boolean> {
-  await authSettled(auth);
+export async function callerHolds(run: Runner, code: PermissionCode): Promise<boolean> {
+  const auth = await run.caller();
   if (auth.isSuperAdmin) return true;
-  const [row] = await deps.read<{ has_perm: number }>(HOLDS_SQL, [code, auth.userId]);
+  const row = await run.first<{ has_perm: number }>({ sql: HOLDS_SQL, parameters: [code, auth.userId] });
   return row?.has_perm === 1;
 }
 
@@ -49,13 +50,12 @@ export const heldMenuIds = (userId: number) =>
  * slip between the early check and the write, also for menus without a code, which the containment
  * guard (codes only) would not see.
  */
-export function changedMenusHeldGuard(deps: Deps, auth: AuthUser, roleId: number, menuIds: readonly number[]): CompiledQuery[] {
+export function changedMenusHeldGuard(auth: Caller, roleId: number, menuIds: readonly number[]): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
   const list = JSON.stringify(menuIds);
   const held = heldMenuIds(auth.userId);
   return [
     guardStatement(
-      deps.db,
       'outside_authority',
       sql`(EXISTS (SELECT 1 FROM json_each(${list}) gj WHERE gj.value NOT IN (SELECT grm.menu_id FROM role_menu grm WHERE grm.role_id = ${roleId})
           AND gj.value NOT IN ${held})
@@ -70,16 +70,18 @@ export function changedMenusHeldGuard(deps: Deps, auth: AuthUser, roleId: number
  * hold themselves, so sys:user:grantRole cannot hand out more than its holder has (the same rule
  * grantMenu applies to menus). `changed` are the roles added or removed. 403 names the roles.
  */
-export async function assertMayGrantRoles(deps: Deps, auth: AuthUser, changed: readonly number[]) {
+export async function assertMayGrantRoles(run: Runner, auth: Caller, changed: readonly number[]) {
   if (auth.isSuperAdmin || changed.length === 0) return;
-  const rows = await deps.db
-    .selectFrom('role_menu')
-    .select('role_id')
-    .distinct()
-    .where('role_id', 'in', idList(changed))
-    .where('menu_id', 'not in', heldMenuIds(auth.userId))
-    .orderBy('role_id')
-    .execute();
+  const rows = await run.rows<{ role_id: number }>(
+    qb
+      .selectFrom('role_menu')
+      .select('role_id')
+      .distinct()
+      .where('role_id', 'in', idList(changed))
+      .where('menu_id', 'not in', heldMenuIds(auth.userId))
+      .orderBy('role_id')
+      .compile(),
+  );
   if (rows.length === 0) return;
   const ids = rows.map((r) => r.role_id);
   throw forbidden(
@@ -92,13 +94,12 @@ export async function assertMayGrantRoles(deps: Deps, auth: AuthUser, changed: r
  * grants: a role added to or removed from `user`'s set (`user` an SQL value; NULL for a user not
  * written yet, who holds nothing) that carries a menu the caller does not hold fails the batch.
  */
-export function changedRolesHeldGuard(deps: Deps, auth: AuthUser, user: RawBuilder<unknown>, roleIds: readonly number[]): CompiledQuery[] {
+export function changedRolesHeldGuard(auth: Caller, user: RawBuilder<unknown>, roleIds: readonly number[]): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
   const list = JSON.stringify(roleIds);
   const current = sql`(SELECT gur.role_id FROM user_role gur WHERE gur.user_id = ${user})`;
   return [
     guardStatement(
-      deps.db,
       'outside_authority',
       sql`EXISTS (SELECT 1 FROM role_menu grm WHERE grm.menu_id NOT IN ${heldMenuIds(auth.userId)} AND grm.role_id IN (
         SELECT gj.value FROM json_each(${list}) gj WHERE gj.value NOT IN ${current}
@@ -108,14 +109,14 @@ export function changedRolesHeldGuard(deps: Deps, auth: AuthUser, user: RawBuild
 }
 
 /** Guard (none for a super admin): the caller holds `code` when the batch runs (what callerHolds answers early). */
-export function holdsGuard(deps: Deps, auth: AuthUser, code: PermissionCode): CompiledQuery[] {
+export function holdsGuard(auth: Caller, code: PermissionCode): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
-  return [guardStatement(deps.db, 'outside_authority', sql`NOT ${sql.raw(holdsCodeSql(String(Number(auth.userId)), `'${code.replaceAll("'", "''")}'`))}`)];
+  return [guardStatement('outside_authority', sql`NOT ${sql.raw(holdsCodeSql(String(Number(auth.userId)), `'${code.replaceAll("'", "''")}'`))}`)];
 }
 
 /** Roles added or removed when a user's set becomes `next`. */
-export async function changedRoles(deps: Deps, userId: number, next: readonly number[]): Promise<number[]> {
-  const current = (await deps.db.selectFrom('user_role').select('role_id').where('user_id', '=', userId).execute()).map((r) => r.role_id);
+export async function changedRoles(run: Runner, userId: number, next: readonly number[]): Promise<number[]> {
+  const current = (await run.rows<{ role_id: number }>(qb.selectFrom('user_role').select('role_id').where('user_id', '=', userId).compile())).map((r) => r.role_id);
   const a = new Set(current);
   const b = new Set(next);
   return [...current.filter((id) => !b.has(id)), ...next.filter((id) => !a.has(id))];

@@ -1,8 +1,9 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import type { ReadStatement } from '../../core/ports.ts';
-import { pageStatements, type PageOptions, type PageRequest, type PageResult } from '../../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
+import { pageStatements, type PageOptions, type PageRequest, type PageResult } from '../core/pagination.ts';
+import { qb } from '../db/compile.ts';
+import type { Stmt } from '../db/plan.ts';
+import type { Runner } from '../db/runner.ts';
 import { callerScope, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userColumnFilter, type CallerScope } from './data-scope.ts';
 
 /**
@@ -38,28 +39,26 @@ const inScopeSql = (callerId: number, orgCol: RawBuilder<unknown>, userCol: RawB
  * no round trips) the scope is read first and bound as lists, as the users page does.
  */
 export async function scopedPage<S extends string, Row, R>(
-  deps: Deps,
-  auth: AuthUser,
+  run: Runner,
   req: PageRequest<S>,
   options: (scope: RawBuilder<boolean> | undefined) => PageOptions<S, Row, R>,
   filter: ScopeFilter,
-  extra: readonly ReadStatement[] = [],
+  extra: readonly Stmt[] = [],
 ): Promise<{ page: PageResult<R>; extra: unknown[][] }> {
-  if (knownSuperAdmin(auth) || !deps.readMany.oneTrip) {
-    const scope = knownSuperAdmin(auth) ? undefined : filter(await callerScope(deps, auth), auth.userId);
+  const userId = run.userId;
+  if (run.knownSuper || !run.oneTrip) {
+    const scope = run.knownSuper ? undefined : filter(await callerScope(run), userId);
     const page = pageStatements(req, options(scope));
-    const rows = await deps.readMany([...page.statements, ...extra]);
+    const rows = await run.read({ reads: [...page.statements, ...extra], finish: (r) => r });
     return { page: page.finish(rows.slice(0, page.statements.length)), extra: rows.slice(page.statements.length) };
   }
-  const all = scopeAll(auth.userId);
+  const all = scopeAll(userId);
   const wide = pageStatements(req, { ...options(undefined), gate: all });
-  const narrow = pageStatements(req, { ...options(filter('sql', auth.userId)), gate: sql`NOT ${all}` });
-  const [flag = [], ...rows] = await deps.readMany([
-    sql`SELECT ${all} AS all_`.compile(deps.db),
-    ...wide.statements,
-    ...narrow.statements,
-    ...extra,
-  ]);
+  const narrow = pageStatements(req, { ...options(filter('sql', userId)), gate: sql`NOT ${all}` });
+  const [flag = [], ...rows] = await run.read({
+    reads: [sql`SELECT ${all} AS all_`.compile(qb), ...wide.statements, ...narrow.statements, ...extra],
+    finish: (r) => r,
+  });
   // The two may differ in length (a part-of search is one statement unless its filters bind too many values).
   const n = wide.statements.length;
   const m = narrow.statements.length;
@@ -75,8 +74,8 @@ export async function scopedPage<S extends string, Row, R>(
  * narrower scope as subqueries SQLite runs once), so the write needs no read before it; elsewhere
  * the scope is read first and bound as lists, as before.
  */
-export async function scopeCondition(deps: Deps, auth: AuthUser, filter: ScopeFilter): Promise<RawBuilder<boolean> | undefined> {
-  if (knownSuperAdmin(auth)) return undefined;
-  if (!deps.readMany.oneTrip) return filter(await callerScope(deps, auth), auth.userId);
+export async function scopeCondition(run: Runner, auth: Caller, filter: ScopeFilter): Promise<RawBuilder<boolean> | undefined> {
+  if (auth.isSuperAdmin) return undefined;
+  if (!run.oneTrip) return filter(await callerScope(run), auth.userId);
   return sql<boolean>`(${scopeAll(auth.userId)} OR ${filter('sql', auth.userId)})`;
 }

@@ -1,10 +1,11 @@
 import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import type { AuthUser } from '../../core/caller.ts';
-import { forbidden } from '../../core/errors.ts';
-import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
-import { guardStatement } from '../../db/guards.ts';
-import { idList } from '../../db/id-list.ts';
+import type { Caller } from '../core/caller.ts';
+import { forbidden } from '../core/errors.ts';
+import { SUPER_ADMIN_ROLE } from '../core/permissions.ts';
+import { qb } from '../db/compile.ts';
+import { guardStatement } from '../db/guards.ts';
+import { idList } from '../db/id-list.ts';
+import type { Runner } from '../db/runner.ts';
 
 /**
  * The last statement of every batch that could remove a super admin (user delete, disable,
@@ -12,9 +13,8 @@ import { idList } from '../../db/id-list.ts';
  * the enabled superAdmin role. Running inside the batch makes it race-free: of two concurrent
  * requests that each remove one of the last two super admins, the second sees the first's write.
  */
-export function lastSuperAdminGuard(deps: Deps): CompiledQuery {
+export function lastSuperAdminGuard(): CompiledQuery {
   return guardStatement(
-    deps.db,
     'last_super_admin',
     sql`NOT EXISTS (SELECT 1 FROM users u JOIN user_role ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id
       WHERE u.status = 'enabled' AND r.status = 'enabled' AND r.code = ${SUPER_ADMIN_ROLE})`,
@@ -51,22 +51,21 @@ function touchesSuperAdmin(touch: SuperAdminTouch): RawBuilder<boolean> {
  * the batch, so it judges the state the writes start from: a grant of the role racing the request
  * cannot slip past it.
  */
-export async function assertMayTouchSuperAdmin(deps: Deps, auth: AuthUser, touch: SuperAdminTouch, message: string): Promise<void> {
+export async function assertMayTouchSuperAdmin(run: Runner, auth: Caller, touch: SuperAdminTouch, message: string): Promise<void> {
   if (auth.isSuperAdmin) return;
-  const { rows } = await sql<{ one: number }>`SELECT 1 AS one WHERE ${touchesSuperAdmin(touch)}`.execute(deps.db);
+  const rows = await run.rows(sql`SELECT 1 AS one WHERE ${touchesSuperAdmin(touch)}`.compile(qb));
   if (rows.length > 0) throw forbidden(message);
 }
 
-export function superAdminOnly(deps: Deps, auth: AuthUser, touch: SuperAdminTouch): CompiledQuery[] {
-  return auth.isSuperAdmin ? [] : [guardStatement(deps.db, 'super_admin_only', touchesSuperAdmin(touch))];
+export function superAdminOnly(auth: Caller, touch: SuperAdminTouch): CompiledQuery[] {
+  return auth.isSuperAdmin ? [] : [guardStatement('super_admin_only', touchesSuperAdmin(touch))];
 }
 
 /** superAdminOnly for users given as an SQL list or subquery (none for a super admin). */
-export function superAdminOnlyAmong(deps: Deps, auth: AuthUser, userIds: RawBuilder<unknown>): CompiledQuery[] {
+export function superAdminOnlyAmong(auth: Caller, userIds: RawBuilder<unknown>): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
   return [
     guardStatement(
-      deps.db,
       'super_admin_only',
       sql`EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id IN ${userIds} AND r.code = ${SUPER_ADMIN_ROLE})`,
     ),

@@ -1,32 +1,12 @@
 /**
- * The authenticated caller, as the auth middleware found it on this request. On plain-read routes
- * the auth statement is deferred to the request's first read batch (http/auth-gate.ts): until it
- * has run, `pending` is true, `userId` and `sessionId` (from the verified token) are known, and
- * reading `loginName` or `isSuperAdmin` throws. A service that needs them before its first read
- * awaits authSettled(auth) (one round trip of its own); one that can, states what it reads with
- * the user as an SQL value (data-scope fragments) and lets the auth row travel with it.
+ * The caller of a request, as the auth row judged them (access/auth-statement.ts): the user and
+ * session from the verified token, the rest from the database, read on every request. Before the
+ * auth row is read only the token's user id is known (Runner.userId): reads state what they need
+ * of the caller in SQL with that id as a value, so their statements can travel with the auth row.
  */
-export interface AuthUser {
+export interface Caller {
   userId: number;
-  loginName: string;
   sessionId: string;
+  loginName: string;
   isSuperAdmin: boolean;
-  /** True while the auth row has not been read yet (deferred auth). */
-  readonly pending?: boolean;
-  /** Reads the auth row now if it has not been read (401/403 reject); see authSettled. */
-  settle?(): Promise<void>;
-}
-
-/** Resolves once the caller's auth row has been read and accepted; at once when it has been. */
-export function authSettled(auth: AuthUser): Promise<void> {
-  return auth.pending && auth.settle ? auth.settle() : Promise.resolve();
-}
-
-/**
- * The caller is known to be a super admin. False while the auth row is deferred: for reads that
- * skip the data-scope condition for a super admin, the condition (whose `all` covers the
- * superAdmin role) then stays in the statement, which can travel with the auth row.
- */
-export function knownSuperAdmin(auth: AuthUser): boolean {
-  return !auth.pending && auth.isSuperAdmin;
 }

@@ -34,9 +34,9 @@ export class AppError extends Error {
 }
 
 /**
- * The caller's own verdict found INSIDE a write batch (deferred auth for writes, http/auth-gate.ts:
+ * The caller's own verdict found INSIDE a write batch (the caller's check at its head, db/runner.ts:
  * the session ended or the permission was removed after the request's auth statement ran). It
- * outranks every rule of the write, so no early check may explain it away (explainedWrite).
+ * outranks every rule of the write, so no early check may explain it away (WritePlan.explain).
  */
 export class VerdictError extends AppError {}
 

@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { MAX_BOUND_PARAMS, type ReadMany, type ReadStatement } from './ports.ts';
+import { MAX_BOUND_PARAMS, type ReadStatement } from './ports.ts';
 import { badRequest } from './errors.ts';
 
 /**
  * The one page mechanism behind every `.../page` action: request and response schemas (named for
- * OpenAPI), the filter helpers, and runPage() which applies sort, limit/offset and the optional count.
+ * OpenAPI), the filter helpers, and pageStatements() which applies sort, limit/offset and the optional count.
  */
 
 export const SORT_ORDERS = ['asc', 'desc'] as const;
@@ -322,19 +322,6 @@ function matchFirstStatement<S extends string, Row, R>(
 
 /** Matches below which a `seek` page sorts them without probing the sort order first. */
 export const SEEK_FEW = 1000;
-
-/**
- * Runs a page query: rows and count in one readMany (one round trip on D1, and on a plain-read
- * route the caller's auth statement travels with them; see http/auth-gate.ts).
- */
-export async function runPage<S extends string, Row, R>(
-  readMany: ReadMany,
-  req: PageRequest<S>,
-  opts: PageOptions<S, Row, R>,
-): Promise<PageResult<R>> {
-  const page = pageStatements(req, opts);
-  return page.finish(await readMany(page.statements));
-}
 
 /** Ids of batch actions: positive safe integers, 1..100 of them, duplicates folded. */
 export const idSchema = z.number({ message: 'must be a number' }).int('must be an integer').positive('must be positive').max(Number.MAX_SAFE_INTEGER, 'is too large');

@@ -1,4 +1,6 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
+import type { Config } from '../config.ts';
+import type { AppKeys } from './keys.ts';
 
 /**
  * Runs several compiled statements all-or-nothing: a transaction on Bun, DB.batch() on D1. One
@@ -31,8 +33,8 @@ export interface ReadStatement {
 /**
  * Several read statements in ONE round trip, the rows of each in order: one `DB.batch()` on D1
  * (`oneTrip`), one by one through ReadSql's cached statements where a call costs no network hop
- * (local SQLite). The per-request auth gate (http/auth-gate.ts) puts its auth statement in front
- * of the first such call of a plain-read request, so auth and data travel together on D1.
+ * (local SQLite). A request's runner (db/runner.ts) puts the caller's auth statement in front of
+ * the first read plan of a request, so auth and data travel together on D1.
  */
 export interface ReadMany {
   (statements: readonly ReadStatement[]): Promise<unknown[][]>;
@@ -47,6 +49,18 @@ export function readEach(read: ReadSql): ReadMany {
     for (const s of statements) out.push(await read(s.sql, s.parameters));
     return out;
   };
+}
+
+/** ReadSql answered at once, where the database is in the process (local SQLite): no promise hop per statement. */
+export type ReadNow = <T>(sql: string, params: readonly unknown[]) => T[];
+
+/** The database paths a request's runner (db/runner.ts) executes its plans on. */
+export interface DbPorts {
+  read: ReadSql;
+  readMany: ReadMany;
+  atomic: Atomic;
+  /** Servers only (local SQLite): `read` without the promise, so a read plan runs in one turn. */
+  readNow?: ReadNow;
 }
 
 /** argon2id over PHC strings, so a hash made by one runtime verifies on the other. */
@@ -163,4 +177,43 @@ export interface BackupArchives {
   create(name: string, createdAt: string): Promise<{ size: number; sha256: string; manifest: BackupManifest }>;
   open(name: string): Promise<{ body: ReadableStream<Uint8Array>; size: number } | null>;
   remove(name: string): Promise<void>;
+}
+
+/**
+ * What the app's services need from the outside, chosen once by an entry point (the full wiring,
+ * with the database and the runtime's request facts, is Deps in src/deps.ts, for entries and app.ts
+ * only). No database here: a request's database work goes through its runner (db/runner.ts), and
+ * work outside a request (maintenance, backups, the first admin) through a runner of its own over
+ * DbPorts.
+ */
+export interface Ports {
+  config: Config;
+  hasher: PasswordHasher;
+  blobs?: BlobStore;
+  clock: Clock;
+  ids: Ids;
+  log: Logger;
+  /** Purpose-bound keys derived from JWT_SECRET (createKeys). */
+  keys: AppKeys;
+  /** Server only: free space and writability of local storage. */
+  storage?: StorageProbe;
+  /** Maps the runtime's busy/full errors to 503/507 (the error mapper asks it about unknown errors). */
+  classifyError?: ClassifyError;
+  /** Server only: backup archives (sysBackup answers 501 without them). */
+  backups?: BackupArchives;
+}
+
+/**
+ * Request facts only the runtime knows: the socket address and, on Workers, the location. They
+ * take the request as the runtime delivered it and the `env` it passed alongside (Bun's server,
+ * Workers' bindings), never Hono's Context.
+ */
+export interface ClientFacts {
+  socketAddress(req: Request, env: unknown): string | undefined;
+  location?(req: Request, env: unknown): { country: string | null; city: string | null };
+}
+
+/** Ports plus the runtime's request facts: what the HTTP layer needs. */
+export interface RequestPorts extends Ports {
+  client: ClientFacts;
 }

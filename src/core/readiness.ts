@@ -1,4 +1,14 @@
-import type { Deps } from '../deps.ts';
+import type { ClassifyError, Clock, ReadSql, StorageProbe } from './ports.ts';
+
+/** What readiness looks at (a subset of the app's deps). */
+export interface ReadinessDeps {
+  lifecycle?: Lifecycle | undefined;
+  clock: Clock;
+  read: ReadSql;
+  classifyError?: ClassifyError | undefined;
+  storage?: StorageProbe | undefined;
+  config: { MIN_FREE_MB: number };
+}
 
 /** Where a server process is in its life: only `ready` takes work. */
 export type LifecycleState = 'starting' | 'ready' | 'stopping';
@@ -19,14 +29,14 @@ export type ReadyReport = { ok: true } | { ok: false; reason: string };
 
 /** A probe result is reused this long, so a flood of probes cannot turn into a flood of fsyncs. */
 const CACHE_MS = 1000;
-const cache = new WeakMap<Deps, { at: number; report: ReadyReport }>();
+const cache = new WeakMap<ReadinessDeps, { at: number; report: ReadyReport }>();
 
 /**
  * Readiness (GET /health/ready): the process is ready (not starting or stopping), the database
  * answers a query, and, where there is local storage, it is writable with free space above
  * MIN_FREE_MB. The database passed its integrity check before the server started listening.
  */
-export async function checkReadiness(deps: Deps): Promise<ReadyReport> {
+export async function checkReadiness(deps: ReadinessDeps): Promise<ReadyReport> {
   const state = deps.lifecycle?.state ?? 'ready';
   if (state !== 'ready') return { ok: false, reason: state === 'starting' ? 'starting' : 'shutting down' };
   const now = deps.clock.now();
@@ -37,7 +47,7 @@ export async function checkReadiness(deps: Deps): Promise<ReadyReport> {
   return report;
 }
 
-async function probe(deps: Deps): Promise<ReadyReport> {
+async function probe(deps: ReadinessDeps): Promise<ReadyReport> {
   try {
     await deps.read('SELECT id FROM users LIMIT 1', []);
   } catch (e) {

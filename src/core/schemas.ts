@@ -17,3 +17,6 @@ export const grantIdsSchema = z
   .transform((ids) => [...new Set(ids)]);
 
 export const statusRequest = (name: string) => z.strictObject({ id: idSchema, status: StatusSchema }).openapi(name);
+
+/** How many rows a delete or clear removed. */
+export const DeletedCount = z.object({ deleted: z.number().int() }).openapi('DeletedCount');

@@ -39,4 +39,10 @@ export const DERIVED_TABLES: Readonly<Record<string, { rebuild: string }>> = {
   login_log_name_tree: { rebuild: treeRebuild('login_log_name_tree', 'login_log', 'login_name', true) },
   login_log_ip_tree: { rebuild: treeRebuild('login_log_ip_tree', 'login_log', 'ip', false) },
   op_log_name_tree: { rebuild: treeRebuild('op_log_name_tree', 'op_log', 'operator_name', true) },
+  // 0018_cache_versions.sql: what caches of processes and isolates trust. A replay must never leave
+  // a version an isolate may already hold for other rows (restoring into a live D1): a new one far
+  // above any counter (milliseconds since the epoch, plus a random part).
+  cache_versions: {
+    rebuild: `DELETE FROM cache_versions; INSERT INTO cache_versions (name, n) VALUES ('menus', CAST(strftime('%s', 'now') AS INTEGER) * 1000 + abs(random() % 1000));`,
+  },
 };

@@ -1,4 +1,5 @@
-import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
+import { qb } from './compile.ts';
 import type { ErrorCode } from '../core/errors.ts';
 
 /**
@@ -6,7 +7,7 @@ import type { ErrorCode } from '../core/errors.ts';
  * recreated with every rule by 0004_super_admin_guard.sql): a guard statement placed in the same
  * deps.atomic batch fails the whole batch when its condition holds, so two concurrent requests
  * cannot each pass a check made before either wrote. Each rule carries the answer the client
- * gets when it fails (guardedWrite may override the message per call).
+ * gets when it fails (a write plan's WriteErrors may override the message).
  */
 export const GUARD_RULES = {
   last_super_admin: {
@@ -29,8 +30,8 @@ export const GUARD_RULES = {
   out_of_scope: { code: 'NOT_FOUND', message: 'Not found' },
   org_cycle: { code: 'BAD_REQUEST', message: 'parentId: an organisation cannot be moved under itself or one of its descendants' },
   org_in_use: { code: 'BAD_REQUEST', message: 'ids: an organisation that still has children or users cannot be deleted' },
-  // Deferred auth for writes (http/auth-gate.ts; migrations/0015_rt_auth_guard.sql keeps these in
-  // auth_guard_failures): the caller's check, repeated at the head of the write batch.
+  // The caller's check at the head of every write batch (db/runner.ts; migrations/0015_rt_auth_guard.sql
+  // keeps these in auth_guard_failures): a session ended or a code removed after the judgement.
   session_ended: { code: 'UNAUTHORIZED', message: 'Session has ended, please log in again' },
   not_permitted: { code: 'FORBIDDEN', message: 'Insufficient permission' },
 } as const satisfies Record<string, { code: ErrorCode; message: string }>;
@@ -45,9 +46,14 @@ export const guardTable = (rule: GuardRule) =>
   AUTH_RULES.includes(rule) ? 'auth_guard_failures' : ACCESS_RULES.includes(rule) ? 'access_guard_failures' : 'guard_failures';
 
 /** A statement that fails (rolling back its batch) when `brokenWhen` is true at that point of the batch. */
-export function guardStatement(db: Kysely<any>, rule: GuardRule, brokenWhen: RawBuilder<unknown>): CompiledQuery {
+export function guardStatement(rule: GuardRule, brokenWhen: RawBuilder<unknown>): CompiledQuery {
   const table = sql.table(guardTable(rule));
-  return sql`INSERT INTO ${table} (rule) SELECT ${rule} WHERE ${brokenWhen}`.compile(db);
+  return sql`INSERT INTO ${table} (rule) SELECT ${rule} WHERE ${brokenWhen}`.compile(qb);
+}
+
+/** Fails the batch unless the row still has the version the client read (optimistic locking). */
+export function versionGuard(table: 'users' | 'roles' | 'orgs' | 'menus', id: number, version: number): CompiledQuery {
+  return guardStatement('stale_version', sql`NOT EXISTS (SELECT 1 FROM ${sql.table(table)} WHERE id = ${id} AND version = ${version})`);
 }
 
 function messageOf(err: unknown): string {

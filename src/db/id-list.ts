@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Deps } from '../deps.ts';
+import { qb } from './compile.ts';
+import type { Runner } from './runner.ts';
 
 /**
  * A list of validated ids as ONE bound parameter: `col IN ${idList(ids)}` or
@@ -22,9 +23,9 @@ export function unknownIdsMessage(field: string, kind: string, missing: readonly
 }
 
 /** The ids among `ids` that have no row in `table`, for "unknown id" messages. */
-export async function missingIds(deps: Deps, table: 'roles' | 'menus' | 'users', ids: readonly number[]): Promise<number[]> {
+export async function missingIds(run: Runner, table: 'roles' | 'menus' | 'users' | 'orgs', ids: readonly number[]): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await deps.db.selectFrom(table).select('id').where('id', 'in', idList(ids)).execute();
+  const rows = await run.rows<{ id: number }>(qb.selectFrom(table).select('id').where('id', 'in', idList(ids)).compile());
   const found = new Set(rows.map((r) => r.id));
   return ids.filter((id) => !found.has(id));
 }

@@ -1,5 +1,6 @@
 import { sql, type DeleteQueryBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { Deps } from '../deps.ts';
+import { qb } from './compile.ts';
+import type { WritePlan } from './plan.ts';
 import { startsWith } from '../core/pagination.ts';
 
 /**
@@ -79,21 +80,19 @@ const COUNT_TABLES = {
 } as const;
 
 /**
- * Runs `del` and returns how many log rows it removed, counted by `count` (the same WHERE) in the
- * same atomic batch. Not numDeletedRows: on D1 that includes the rows the count triggers wrote;
+ * A write plan that runs `del` and answers how many log rows it removed, counted by `count` (the
+ * same WHERE) in the same atomic batch. Not numDeletedRows: on D1 that includes the rows the count triggers wrote;
  * not RETURNING: a clear of a million rows would ship a million ids. With `everyRow` (the delete
  * removes the whole log), the log's flag in log_bulk_delete holds its count triggers for the delete
  * and its count tables are emptied instead: one statement each, not a tree update per row.
  */
-export async function countedDelete(
-  deps: Deps,
+export function countedDelete(
   count: SelectQueryBuilder<any, any, { n: number }>,
   del: DeleteQueryBuilder<any, any, any>,
   everyRow?: 'login_log' | 'op_log',
-): Promise<number> {
-  const raw = (q: RawBuilder<unknown>) => q.compile(deps.db);
-  const [counted] = await deps.atomic(
-    everyRow
+): WritePlan<number> {
+  const raw = (q: RawBuilder<unknown>) => q.compile(qb);
+  const batch = everyRow
       ? [
           count.compile(),
           raw(sql`INSERT INTO log_bulk_delete (log) VALUES (${everyRow})`),
@@ -101,9 +100,8 @@ export async function countedDelete(
           ...COUNT_TABLES[everyRow].map((t) => raw(sql`DELETE FROM ${sql.table(t)}`)),
           raw(sql`DELETE FROM log_bulk_delete WHERE log = ${everyRow}`),
         ]
-      : [count.compile(), del.compile()],
-  );
-  return Number((counted!.rows[0] as { n: number } | undefined)?.n ?? 0);
+      : [count.compile(), del.compile()];
+  return { batch, finish: ([counted]) => Number((counted?.rows[0] as { n: number } | undefined)?.n ?? 0) };
 }
 
 /**

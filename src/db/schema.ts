@@ -21,6 +21,8 @@ export interface Database {
   org_user_counts: { org_id: number; n: number };
   role_scope_org: { role_id: number; org_id: number };
   backups: BackupsTable;
+  /** Versions of what a process may cache, bumped by triggers (0018, db/versions.ts). */
+  cache_versions: { name: string; n: number };
 }
 
 export type Status = 'enabled' | 'disabled';

@@ -10,8 +10,8 @@ import type { CfProperties, D1Database, ScheduledController, WorkerExecutionCont
 import type { WorkerRequestEnv } from '../adapters/workers/client.ts';
 import { workersDeps } from '../adapters/workers/deps.ts';
 import type { R2BucketLike } from '../adapters/workers/r2-blobs.ts';
-import { bootstrapAdmin } from '../modules/users/bootstrap.ts';
-import { cleanup } from '../modules/maintenance/cleanup.ts';
+import { bootstrapAdmin } from '../modules/users/index.ts';
+import { cleanup } from '../modules/maintenance/index.ts';
 
 /** Bindings and vars from wrangler.toml, secrets, and .dev.vars locally. */
 export interface Env {

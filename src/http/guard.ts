@@ -1,7 +1,7 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { PermissionCode } from '../core/permissions.ts';
 import type { LinkAction } from '../core/signed-links.ts';
-import { authenticate, authenticateWrite, enforcePermission, gateWrites, signedOr } from './auth.ts';
+import { authenticate, authenticateWrite, signedOr, verdictLastWrite } from './auth.ts';
 import { recordOperation } from './op-log.ts';
 import { commonErrors } from './router.ts';
 
@@ -20,19 +20,16 @@ export interface GuardOptions {
    * read replication. Plain read routes read from a replica after their auth check.
    */
   primary?: boolean;
-  /**
-   * With `oplog`: deferred auth for writes (http/auth-gate.ts). The auth statement travels with the
-   * handler's first database call (its pre-read: one round trip for both on D1) and every write
-   * batch is headed by the caller's check as guard statements. Only for handlers that do nothing
-   * costly (a password hash) before their first database call: until then the caller is unchecked.
-   */
-  deferAuth?: boolean;
 }
 
 /**
  * Declares a route's permission next to it: adds the bearer security scheme and `x-permission`
- * to the OpenAPI operation, and the chain authenticate → (op-log) → permission check.
- * `code` null means any logged-in user (sysLoginUser, logout).
+ * to the OpenAPI operation, and the chain that checks the caller. `code` null means any logged-in
+ * user (sysLoginUser, logout). The caller is judged by the request's runner (db/runner.ts) with
+ * the handler's first plan; the chain makes the verdict the answer whatever the handler did:
+ * - reads: authenticate (the token, then the verdict last);
+ * - writes: authenticate → op-log recorder → verdict last, so the recorder sees the answer the
+ *   client gets, refusals included (a 401 gets no row: the caller was never accepted).
  * The added error answers are in the return type too, so `hc<AppType>` callers see 401/403.
  */
 export function guarded<R extends RouteConfig>(
@@ -40,15 +37,11 @@ export function guarded<R extends RouteConfig>(
   route: R,
   opts: GuardOptions = {},
 ): Guarded<R> {
-  // One middleware layer fewer on plain reads: each layer is a promise hop on every request.
-  const middleware =
-    opts.signedLink && code
-      ? [signedOr(code, opts.signedLink), enforcePermission]
-      : opts.oplog && opts.deferAuth
-        ? [authenticateWrite(code), recordOperation, gateWrites]
-        : opts.oplog
-        ? [authenticate(code), recordOperation, enforcePermission]
-        : [authenticate(code, true, !opts.primary)];
+  const middleware = opts.signedLink && code
+    ? [signedOr(code, opts.signedLink)]
+    : opts.oplog
+      ? [authenticateWrite(code), recordOperation, verdictLastWrite]
+      : [authenticate(code, !opts.primary)];
   const out: RouteConfig = {
     ...route,
     security: opts.signedLink ? [{ bearerAuth: [] }, { signedLink: [] }] : [{ bearerAuth: [] }],

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { errorFields } from '../core/log.ts';
+import { qb } from '../db/compile.ts';
 import { clientInfo } from './client.ts';
 
 /**
@@ -79,13 +80,14 @@ function afterResponse(c: Context, work: Promise<void>): Promise<void> {
  */
 export const recordOperation: MiddlewareHandler = async (c, next) => {
   const deps = c.get('deps');
+  const run = c.get('run');
   const started = deps.clock.now();
   await next();
   const [, , module = '', action = ''] = c.req.path.split('/');
-  const auth = c.get('auth');
-  // Deferred auth (http/auth-gate.ts) that never accepted the caller: a 401, which gets no row, as
-  // when the token is refused before this recorder runs.
-  if (auth?.pending) return;
+  // The caller as the auth row found them (a 403 names them too). None: a 401, which gets no row,
+  // as when the token is refused before this recorder runs.
+  const auth = run.known;
+  if (!auth) return;
   const info = clientInfo(c);
   const status = c.res.status;
   const row = {
@@ -93,8 +95,8 @@ export const recordOperation: MiddlewareHandler = async (c, next) => {
     action,
     method: c.req.method,
     path: c.req.path.slice(0, 200),
-    operator_id: auth?.userId ?? null,
-    operator_name: auth?.loginName ?? null,
+    operator_id: auth.userId,
+    operator_name: auth.loginName,
     ip: info.ip,
     user_agent: info.userAgent,
     params: serializeParams(await requestParams(c)),
@@ -104,10 +106,8 @@ export const recordOperation: MiddlewareHandler = async (c, next) => {
     trace_id: c.get('traceId'),
     created_at: new Date(deps.clock.now()).toISOString(),
   };
-  const write = deps.db
-    .insertInto('op_log')
-    .values(row)
-    .execute()
+  const write = run
+    .record([qb.insertInto('op_log').values(row).compile()])
     .then(
       () => undefined,
       (err: unknown) => deps.log.log('error', 'op log write failed', { traceId: row.trace_id, ...errorFields(err) }),

@@ -17,6 +17,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.ts';
 import { freshD1 } from './workerd.ts';
 import { bootstrapAdmin } from '../../src/modules/users/bootstrap.ts';
+import { Runner } from '../../src/db/runner.ts';
+import type { Caller } from '../../src/core/caller.ts';
 
 export const ADMIN_PASSWORD = 'Correct-Horse-42';
 
@@ -228,3 +230,24 @@ export function beforeBatch(t: AnyTestApp, nth: number, sql: string, ...params: 
   };
   return () => void (t.deps.atomic = atomic);
 }
+
+/**
+ * A request's runner over `deps` acting as `caller`, for tests that call services directly (e.g. to
+ * let a concurrent change land between a check and its write): the caller is taken as judged, and
+ * their check adds no guards (the test is about the service's own rules).
+ */
+export function runnerAs(deps: Deps, caller: Caller): Runner {
+  const run = new Runner(deps);
+  run.authenticate({
+    userId: caller.userId,
+    sessionId: caller.sessionId,
+    statement: { sql: 'SELECT 1 AS one', parameters: [] },
+    judge: () => ({ caller }),
+    guards: () => [],
+    openGuards: () => [],
+  });
+  return run;
+}
+
+/** An atomic batch that only records the request's op-log row (written after the handler, outside its plan). */
+export const isOpLogRecord = (batch: readonly { sql: string }[]) => batch.length === 1 && /^insert into "op_log"/.test(batch[0]!.sql);

@@ -1,3 +1,4 @@
+import { isOpLogRecord } from './app.ts';
 import type { PermissionCode } from '../../src/core/permissions.ts';
 import type { AnyTestApp, BunTestApp } from './app.ts';
 
@@ -111,6 +112,7 @@ export async function withWriteBarrier<T>(t: AnyTestApp, parties: number, fn: ()
   let writes = 0;
   let missed = 0;
   t.deps.atomic = async (q) => {
+    if (isOpLogRecord(q)) return atomic(q);
     writes++;
     await new Promise<void>((resolve) => {
       waiting.push(resolve);

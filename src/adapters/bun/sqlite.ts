@@ -1,7 +1,7 @@
 import { Database, type SQLQueryBindings } from 'bun:sqlite';
 import { Kysely, type CompiledQuery, type QueryResult } from 'kysely';
 import { BunSqliteDialect } from 'kysely-bun-sqlite';
-import type { Atomic, ReadSql } from '../../core/ports.ts';
+import type { Atomic, ReadNow, ReadSql } from '../../core/ports.ts';
 import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements.ts';
 import type { Database as Schema } from '../../db/schema.ts';
 import { serverPragmas, type OpenSqlite, type SqlExec, type SqliteBinding } from '../server/sqlite-binding.ts';
@@ -55,9 +55,15 @@ export function bunAtomic(sqlite: Database): Atomic {
   return async (queries) => run(queries);
 }
 
+/** Plain-SQL reads through bun:sqlite's statement cache, answered at once (see ReadNow). */
+export function bunReadNow(sqlite: Database): ReadNow {
+  return <T>(sql: string, params: readonly unknown[]) => statement(sqlite, sql).all(...bindings(params)) as T[];
+}
+
 /** Plain-SQL reads through bun:sqlite's statement cache (see ReadSql). */
 export function bunRead(sqlite: Database): ReadSql {
-  return async <T>(sql: string, params: readonly unknown[]) => statement(sqlite, sql).all(...bindings(params)) as T[];
+  const now = bunReadNow(sqlite);
+  return async <T>(sql: string, params: readonly unknown[]) => now<T>(sql, params);
 }
 
 /** exec/query over bun:sqlite, for the portable migrator. */
@@ -77,6 +83,7 @@ export function bunSqliteBinding(sqlite: Database): SqliteBinding {
     db: bunKysely(sqlite),
     atomic: bunAtomic(sqlite),
     read: bunRead(sqlite),
+    readNow: bunReadNow(sqlite),
     sql: bunSqlExec(sqlite),
     close: () => sqlite.close(),
   };

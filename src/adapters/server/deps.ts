@@ -11,7 +11,7 @@ import { classifyServerError } from './storage.ts';
 export interface ServerDepsInput {
   config: Config;
   /** An opened database's ports, from any SQLite binding (bun:sqlite, node:sqlite). */
-  sqlite: Pick<SqliteBinding, 'db' | 'atomic' | 'read'>;
+  sqlite: Pick<SqliteBinding, 'db' | 'atomic' | 'read' | 'readNow'>;
   /** The secret the purpose-bound keys derive from (JWT_SECRET, or the one kept beside the database). */
   secret: Uint8Array;
   /** The runtime's socket address (and location, if it knows one). */
@@ -31,6 +31,7 @@ export function serverDeps({ config, sqlite, secret, client }: ServerDepsInput, 
     atomic: sqlite.atomic,
     read: sqlite.read,
     readMany: readEach(sqlite.read),
+    ...(sqlite.readNow ? { readNow: sqlite.readNow } : {}),
     clock: systemClock,
     ids: randomIds,
     keys: createKeys(secret),

@@ -1,6 +1,6 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { Kysely, SqliteDialect, type CompiledQuery, type QueryResult, type SqliteDatabase, type SqliteStatement } from 'kysely';
-import type { Atomic, ReadSql } from '../../core/ports.ts';
+import type { Atomic, ReadNow, ReadSql } from '../../core/ports.ts';
 import type { Database as Schema } from '../../db/schema.ts';
 import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements.ts';
 import { countSqlParams } from './sql-params.ts';
@@ -93,9 +93,15 @@ export function nodeAtomic(sqlite: DatabaseSync, statement = statementCache(sqli
   };
 }
 
+/** Plain-SQL reads through the statement cache, answered at once (see ReadNow). */
+export function nodeReadNow(sqlite: DatabaseSync, statement = statementCache(sqlite)): ReadNow {
+  return <T>(sql: string, params: readonly unknown[]) => statement(sql).stmt.all(...bind(params)) as T[];
+}
+
 /** Plain-SQL reads through the statement cache (see ReadSql). */
 export function nodeRead(sqlite: DatabaseSync, statement = statementCache(sqlite)): ReadSql {
-  return async <T>(sql: string, params: readonly unknown[]) => statement(sql).stmt.all(...bind(params)) as T[];
+  const now = nodeReadNow(sqlite, statement);
+  return async <T>(sql: string, params: readonly unknown[]) => now<T>(sql, params);
 }
 
 /** exec/query over node:sqlite, for the portable migrator. */
@@ -114,6 +120,7 @@ export const openNodeSqliteBinding: OpenSqlite = (path, opts) => {
     db: nodeKysely(sqlite, statement),
     atomic: nodeAtomic(sqlite, statement),
     read: nodeRead(sqlite, statement),
+    readNow: nodeReadNow(sqlite, statement),
     sql: nodeSqlExec(sqlite),
     close: () => sqlite.close(),
   };

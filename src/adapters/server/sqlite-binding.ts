@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Atomic, ReadSql } from '../../core/ports.ts';
+import type { Atomic, ReadNow, ReadSql } from '../../core/ports.ts';
 import type { Database } from '../../db/schema.ts';
 
 /**
@@ -18,6 +18,8 @@ export interface SqliteBinding {
   db: Kysely<Database>;
   atomic: Atomic;
   read: ReadSql;
+  /** `read` answered at once (the runner's read plans run in one turn). */
+  readNow?: ReadNow;
   sql: SqlExec;
   close(): void;
 }

@@ -1,19 +1,13 @@
-import { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import type { DbPaths, ReplicaSessions } from '../../deps.ts';
+import type { DbPorts } from '../../core/ports.ts';
+import type { ReplicaSessions } from '../../deps.ts';
 import type { D1Database, D1DatabaseSession } from './bindings.ts';
-import { D1Dialect, d1Atomic, d1Read, d1ReadMany } from './d1-dialect.ts';
+import { d1Atomic, d1Read, d1ReadMany } from './d1-dialect.ts';
 
-/** The database paths (Kysely, atomic, read, readMany) over one D1 session. */
-function pathsOver(session: D1DatabaseSession): DbPaths {
+/** The database paths a request's runner uses (atomic, read, readMany) over one D1 session. */
+function pathsOver(session: D1DatabaseSession): DbPorts {
   // A session has prepare/batch like the binding: the adapters take it as a D1Database.
   const d1 = session as D1Database;
-  let db: Kysely<Database> | undefined;
   return {
-    // Built on first use: most read routes only use `read` or `atomic`.
-    get db() {
-      return (db ??= new Kysely<Database>({ dialect: new D1Dialect(d1) }));
-    },
     atomic: d1Atomic(d1),
     read: d1Read(d1),
     readMany: d1ReadMany(d1),
@@ -41,7 +35,7 @@ export function d1Replication(d1: D1Database): (bookmark: string | undefined) =>
   return (bookmark) => {
     const primarySession = open('first-primary');
     let replicaSession: D1DatabaseSession | undefined;
-    let replica: DbPaths | undefined;
+    let replica: DbPorts | undefined;
     return {
       primary: pathsOver(primarySession),
       replica() {

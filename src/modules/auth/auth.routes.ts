@@ -12,14 +12,14 @@ import { ok, okResponse } from '../../http/respond.ts';
 
 /** Who is attempting: address, device and, on Workers, location. */
 function loginClient(c: Context) {
-  return { ...clientInfo(c), traceId: c.var.traceId };
+  return { ...clientInfo(c), traceId: c.get('traceId') };
 }
 
 async function refuseLoginBody(c: Context, error: z.ZodError, raw: unknown): Promise<never> {
   const err = new AppError('BAD_REQUEST', describeZodError(error));
   const named = raw && typeof raw === 'object' ? (raw as { loginName?: unknown }).loginName : undefined;
   const name = typeof named === 'string' ? named.trim() : '';
-  await c.var.deps.db.executeQuery(loginLogRow(c.var.deps, loginClient(c), name, 'failure', err.message, null));
+  await c.get('run').record([loginLogRow(c.get('deps').clock, loginClient(c), name, 'failure', err.message, null)]);
   throw err;
 }
 
@@ -63,19 +63,19 @@ const logoutRoute = guarded(
 
 export const authRoutes = createRouter()
   .openapi(captchaRoute, async (c) => {
-    const deps = c.var.deps;
-    return ok(c, await issueCaptcha(deps, c.var.client.ip));
+    const deps = c.get('deps');
+    return ok(c, await issueCaptcha(deps, c.get('run'), c.get('client').ip));
   })
   .openapi(
     loginRoute,
     async (c) => {
-      const result = await login(c.var.deps, c.req.valid('json'), loginClient(c));
+      const result = await login(c.get('deps'), c.get('run'), c.req.valid('json'), loginClient(c));
       return ok(c, result);
     },
     // A refused body is an attempt too: it gets its login-log row before the usual 400.
     (result, c) => (result.success ? undefined : refuseLoginBody(c, result.error, (result as { data?: unknown }).data)),
   )
   .openapi(logoutRoute, async (c) => {
-    await logout(c.var.deps, c.var.auth.sessionId);
+    await logout(c.get('deps'), c.get('run'));
     return ok(c, null);
   });

@@ -1,7 +1,10 @@
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import { constantTimeEqual, hmacHex } from '../../core/keys.ts';
 import { tooMany } from '../../core/errors.ts';
 import { isoNow } from '../../core/time.ts';
+import { qb } from '../../db/compile.ts';
+import { resultsOf } from '../../db/plan.ts';
+import type { Runner } from '../../db/runner.ts';
 import { randomCaptchaText, renderCaptchaSvg, type Rng } from './captcha-render.ts';
 import { hit } from './rate-limit.ts';
 
@@ -19,7 +22,7 @@ export function cryptoRng(): Rng {
 }
 
 /** HMAC of the upper-cased answer, bound to its key; exported for tests that plant a known code. */
-export const answerHash = async (deps: Deps, key: string, answer: string) =>
+export const answerHash = async (deps: Ports, key: string, answer: string) =>
   hmacHex(await deps.keys.captcha(), `${key}:${answer.trim().toUpperCase()}`);
 
 function base64(text: string): string {
@@ -29,10 +32,10 @@ function base64(text: string): string {
   return btoa(bin);
 }
 
-export async function issueCaptcha(deps: Deps, ip: string) {
+export async function issueCaptcha(deps: Ports, run: Runner, ip: string) {
   if (!deps.config.CAPTCHA_ENABLED) return { codeKey: null, image: null, expiresIn: 0, enabled: false };
   const rule = { limit: deps.config.CAPTCHA_PER_MINUTE, windowMs: 60_000 };
-  const counted = await hit(deps, `captcha:${ip}`, rule);
+  const counted = await hit(run, deps.clock, `captcha:${ip}`, rule);
   if (counted.count > rule.limit) {
     throw tooMany((Date.parse(counted.windowStart) + rule.windowMs - deps.clock.now()) / 1000, 'Too many verification code requests, try again later');
   }
@@ -40,37 +43,30 @@ export async function issueCaptcha(deps: Deps, ip: string) {
   const text = randomCaptchaText(rng);
   const codeKey = deps.ids.uuid();
   const ttl = deps.config.CAPTCHA_TTL_SECONDS;
-  await deps.db
-    .insertInto('captchas')
-    .values({
-      key: codeKey,
-      answer_hash: await answerHash(deps, codeKey, text),
-      ip,
-      expires_at: isoNow(deps.clock, ttl * 1000),
-      created_at: isoNow(deps.clock),
-    })
-    .execute();
+  const row = {
+    key: codeKey,
+    answer_hash: await answerHash(deps, codeKey, text),
+    ip,
+    expires_at: isoNow(deps.clock, ttl * 1000),
+    created_at: isoNow(deps.clock),
+  };
+  await run.write(resultsOf([qb.insertInto('captchas').values(row).compile()]));
   const image = `data:image/svg+xml;base64,${base64(renderCaptchaSvg(text, rng))}`;
   return { codeKey, image, expiresIn: ttl, enabled: true };
 }
 
 /**
- * Consumes the captcha in one DELETE … RETURNING, so of two parallel logins with one codeKey only
- * one ever sees the row. Any attempt uses it up, right or wrong.
+ * A captcha is consumed in one DELETE … RETURNING (consumeCaptchaQuery, in the login's first
+ * batch), so of two parallel logins with one codeKey only one ever sees the row. Any attempt uses
+ * it up, right or wrong.
  */
-export async function consumeCaptcha(deps: Deps, codeKey: string | undefined, answer: string | undefined): Promise<boolean> {
-  if (!codeKey || !answer) return false;
-  const [deleted] = await deps.atomic([consumeCaptchaQuery(deps, codeKey)]);
-  return captchaMatches(deps, deleted?.rows[0], codeKey, answer);
-}
-
 /** The statement that uses up captcha `codeKey` (it answers the row it removed), so it can join a batch. */
-export function consumeCaptchaQuery(deps: Deps, codeKey: string) {
-  return deps.db.deleteFrom('captchas').where('key', '=', codeKey).returning(['answer_hash', 'expires_at']).compile();
+export function consumeCaptchaQuery(codeKey: string) {
+  return qb.deleteFrom('captchas').where('key', '=', codeKey).returning(['answer_hash', 'expires_at']).compile();
 }
 
 /** Whether the row consumeCaptchaQuery removed was live and `answer` is its answer. */
-export async function captchaMatches(deps: Deps, removed: unknown, codeKey: string, answer: string): Promise<boolean> {
+export async function captchaMatches(deps: Ports, removed: unknown, codeKey: string, answer: string): Promise<boolean> {
   const row = removed as { answer_hash: string; expires_at: string } | undefined;
   if (!row || row.expires_at <= isoNow(deps.clock)) return false;
   return constantTimeEqual(row.answer_hash, await answerHash(deps, codeKey, answer));

@@ -1,9 +1,12 @@
 import { sql, type CompiledQuery } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import { AppError, badRequest, forbidden, tooMany, unauthorized } from '../../core/errors.ts';
-import type { PasswordHasher } from '../../core/ports.ts';
+import type { Clock, PasswordHasher } from '../../core/ports.ts';
 import { dummyPhc } from '../../core/phc.ts';
 import { isoNow } from '../../core/time.ts';
+import { qb } from '../../db/compile.ts';
+import { resultsOf } from '../../db/plan.ts';
+import type { Runner } from '../../db/runner.ts';
 import { captchaMatches, consumeCaptchaQuery } from './captcha.service.ts';
 import { hitQuery, lockedForQuery, lockedMs, releaseQuery, reserved, reserveQuery, type Subject } from './rate-limit.ts';
 import { signSessionToken } from './session.ts';
@@ -39,7 +42,7 @@ export function dummyHash(hasher: PasswordHasher): string {
 }
 
 /** The columns of a login-log row other than its outcome (status, msg). */
-function loginLogFacts(deps: Deps, client: LoginClient, loginName: string, userId: number | null) {
+function loginLogFacts(clock: Clock, client: LoginClient, loginName: string, userId: number | null) {
   return {
     login_name: loginName.slice(0, 64),
     user_id: userId,
@@ -50,22 +53,22 @@ function loginLogFacts(deps: Deps, client: LoginClient, loginName: string, userI
     country: client.country,
     city: client.city,
     trace_id: client.traceId,
-    created_at: isoNow(deps.clock),
+    created_at: isoNow(clock),
   };
 }
 
 /** The login-log row of one attempt, compiled so it can join an atomic batch. */
 export function loginLogRow(
-  deps: Deps,
+  clock: Clock,
   client: LoginClient,
   loginName: string,
   status: 'success' | 'failure',
   msg: string,
   userId: number | null,
 ) {
-  return deps.db
+  return qb
     .insertInto('login_log')
-    .values({ ...loginLogFacts(deps, client, loginName, userId), status, msg: msg.slice(0, 300) })
+    .values({ ...loginLogFacts(clock, client, loginName, userId), status, msg: msg.slice(0, 300) })
     .compile();
 }
 
@@ -75,8 +78,8 @@ const TOO_MANY = 'Too many failed login attempts, try again later';
 const SLOT_WAIT_MS = 15_000;
 const SLOT_POLL_MS = 20;
 
-export async function login(deps: Deps, input: LoginInput, client: LoginClient) {
-  const { db, config } = deps;
+export async function login(deps: Ports, run: Runner, input: LoginInput, client: LoginClient) {
+  const { config, clock } = deps;
   const loginName = input.loginName.slice(0, 64);
   // Per name across every address (a botnet gets 5 guesses per name, not 5 per address), and per address.
   const subjects: Subject[] = [
@@ -85,9 +88,9 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
   ];
   const [byName, byAddress] = subjects as [Subject, Subject];
   const logRow = (status: 'success' | 'failure', msg: string, userId: number | null) =>
-    loginLogRow(deps, client, loginName, status, msg, userId);
+    loginLogRow(clock, client, loginName, status, msg, userId);
   const refuse = async (err: AppError, userId: number | null = null, more: CompiledQuery[] = []): Promise<never> => {
-    await deps.atomic([...more, logRow('failure', err.message, userId)]);
+    await run.record([...more, logRow('failure', err.message, userId)]);
     throw err;
   };
 
@@ -105,22 +108,24 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
   // the limit), the locks are read, and the user. Every outcome below releases the slot in the
   // same batch that records what happened: the second round trip.
   const attemptId = deps.ids.uuid();
-  const release = releaseQuery(deps, subjects, attemptId);
-  const userQuery = db
+  const release = releaseQuery(subjects, attemptId);
+  const userQuery = qb
     .selectFrom('users')
     .select(['id', 'login_name', 'password_hash', 'status'])
     .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
     .compile();
-  let captcha: CompiledQuery | undefined = config.CAPTCHA_ENABLED && codeKey && answer ? consumeCaptchaQuery(deps, codeKey) : undefined;
+  let captcha: CompiledQuery | undefined = config.CAPTCHA_ENABLED && codeKey && answer ? consumeCaptchaQuery(codeKey) : undefined;
   let captchaOk = !config.CAPTCHA_ENABLED;
   let user: { id: number; login_name: string; password_hash: string; status: string } | undefined;
   for (let waited = 0; ; waited += SLOT_POLL_MS) {
-    const results = await deps.atomic([...(captcha ? [captcha] : []), reserveQuery(deps, subjects, attemptId), lockedForQuery(deps, subjects.map((x) => x.key)), userQuery]);
+    const results = await run.write(
+      resultsOf([...(captcha ? [captcha] : []), reserveQuery(clock, subjects, attemptId), lockedForQuery(clock, subjects.map((x) => x.key)), userQuery]),
+    );
     if (captcha) captchaOk = await captchaMatches(deps, results.shift()?.rows[0], codeKey, answer);
     captcha = undefined;
     const [slot, locks, users] = results;
     const held = reserved(slot, subjects);
-    const lockMs = lockedMs(deps, locks?.rows);
+    const lockMs = lockedMs(clock, locks?.rows);
     if (lockMs > 0) return refuse(tooMany(lockMs / 1000, TOO_MANY), null, held ? [release] : []);
     if (!captchaOk) return refuse(badRequest('securityCode: the verification code is wrong or has expired'), null, held ? [release] : []);
     if (held) {
@@ -135,15 +140,15 @@ export async function login(deps: Deps, input: LoginInput, client: LoginClient) 
   try {
     const passwordOk = await deps.hasher.verify(user?.password_hash ?? dummyHash(deps.hasher), input.password);
     if (!user || !passwordOk) {
-      const counts = [hitQuery(deps, byName.key, byName.rule).compile(), hitQuery(deps, byAddress.key, byAddress.rule).compile()];
+      const counts = [hitQuery(clock, byName.key, byName.rule).compile(), hitQuery(clock, byAddress.key, byAddress.rule).compile()];
       return await refuse(unauthorized(BAD_CREDENTIALS), null, [release, ...counts]);
     }
     // The right password is no guess: a disabled account counts no failure, and is refused.
     if (user.status !== 'enabled') return await refuse(forbidden(DISABLED), user.id, [release]);
-    return await openSession(deps, client, loginName, user, release, byName.key);
+    return await openSession(deps, run, client, loginName, user, release, byName.key);
   } catch (err) {
     // Whatever went wrong, the slot is not held for PENDING_MS (an unlogged AppError cannot get here).
-    await deps.atomic([release]).catch(() => undefined);
+    await run.record([release]).catch(() => undefined);
     throw err;
   }
 }
@@ -157,27 +162,28 @@ const DISABLED = 'This account is disabled';
  * therefore yields no token, a failure row and 401/403 — never a dead token or a 500.
  */
 async function openSession(
-  deps: Deps,
+  deps: Ports,
+  run: Runner,
   client: LoginClient,
   loginName: string,
   user: { id: number; password_hash: string },
   release: CompiledQuery,
   nameKey: string,
 ) {
-  const { db, clock, config } = deps;
+  const { clock, config } = deps;
   const sessionId = deps.ids.uuid();
   const { token, exp } = await signSessionToken(deps, user.id, sessionId);
   const now = isoNow(clock);
   const expiresAt = new Date(exp * 1000).toISOString();
   const current = sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND password_hash = ${user.password_hash} AND status = 'enabled')`;
   const stillHash = sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND password_hash = ${user.password_hash})`;
-  const facts = Object.entries(loginLogFacts(deps, client, loginName, user.id));
-  const [logged] = await deps.atomic([
-    db
+  const facts = Object.entries(loginLogFacts(clock, client, loginName, user.id));
+  const [logged] = await run.write(resultsOf([
+    qb
       .insertInto('login_log')
       .columns([...facts.map(([k]) => k as 'ip'), 'status', 'msg'])
       .expression(
-        db.selectNoFrom((eb) => [
+        qb.selectNoFrom((eb) => [
           ...facts.map(([k, v]) => eb.val(v).as(k)),
           sql<string>`CASE WHEN ${current} THEN 'success' ELSE 'failure' END`.as('status'),
           sql<string>`CASE WHEN ${current} THEN 'Login succeeded' WHEN ${stillHash} THEN ${DISABLED} ELSE ${BAD_CREDENTIALS} END`.as('msg'),
@@ -187,11 +193,11 @@ async function openSession(
       .compile(),
     sql`INSERT INTO sessions (id, user_id, ip, user_agent, browser, os, login_at, expires_at, revoked_at)
       SELECT ${sessionId}, ${user.id}, ${client.ip}, ${client.userAgent}, ${client.browser}, ${client.os}, ${now}, ${expiresAt}, NULL
-      WHERE ${current}`.compile(db),
-    sql`UPDATE users SET last_login_at = ${now}, last_login_ip = ${client.ip} WHERE id = ${user.id} AND ${current}`.compile(db),
-    sql`DELETE FROM rate_limits WHERE key = ${nameKey} AND ${current}`.compile(db),
+      WHERE ${current}`.compile(qb),
+    sql`UPDATE users SET last_login_at = ${now}, last_login_ip = ${client.ip} WHERE id = ${user.id} AND ${current}`.compile(qb),
+    sql`DELETE FROM rate_limits WHERE key = ${nameKey} AND ${current}`.compile(qb),
     release,
-  ]);
+  ]));
   const row = logged?.rows[0] as { status: string; msg: string } | undefined;
   if (row?.status !== 'success') {
     throw row?.msg === DISABLED ? forbidden(DISABLED) : unauthorized(BAD_CREDENTIALS);
@@ -200,11 +206,13 @@ async function openSession(
 }
 
 /** Revokes the caller's own session; the token stops working on the next request. */
-export async function logout(deps: Deps, sessionId: string) {
-  await deps.db
-    .updateTable('sessions')
-    .set({ revoked_at: isoNow(deps.clock) })
-    .where('id', '=', sessionId)
-    .where('revoked_at', 'is', null)
-    .execute();
+export async function logout(deps: Ports, run: Runner) {
+  const sessionId = run.sessionId;
+  await run.write(
+    resultsOf(
+      [qb.updateTable('sessions').set({ revoked_at: isoNow(deps.clock) }).where('id', '=', sessionId).where('revoked_at', 'is', null).compile()],
+      // Only the token's session: the caller's auth statement travels in this batch.
+      { anyCaller: true },
+    ),
+  );
 }

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import type { Clock } from '../../core/ports.ts';
 import { isoNow } from '../../core/time.ts';
+import { qb } from '../../db/compile.ts';
+import type { Runner } from '../../db/runner.ts';
 
 export interface WindowRule {
   limit: number;
@@ -13,13 +15,13 @@ export interface WindowRule {
  * The upsert that counts one event for `key` in a fixed window, locking it at the limit. With
  * `unlessLocked`, a key locked now is left as it is (its lock not extended) and no row comes back.
  */
-export function hitQuery(deps: Deps, key: string, rule: WindowRule, opts: { unlessLocked?: boolean } = {}) {
-  const now = isoNow(deps.clock);
-  const cutoff = isoNow(deps.clock, -rule.windowMs);
-  const lockUntil = rule.lockMs ? isoNow(deps.clock, rule.lockMs) : null;
+export function hitQuery(clock: Clock, key: string, rule: WindowRule, opts: { unlessLocked?: boolean } = {}) {
+  const now = isoNow(clock);
+  const cutoff = isoNow(clock, -rule.windowMs);
+  const lockUntil = rule.lockMs ? isoNow(clock, rule.lockMs) : null;
   const fresh = sql`rate_limits.window_start <= ${cutoff}`;
   const nextCount = sql<number>`CASE WHEN ${fresh} THEN 1 ELSE rate_limits.count + 1 END`;
-  return deps.db
+  return qb
     .insertInto('rate_limits')
     .values({ key, count: 1, window_start: now, locked_until: rule.limit <= 1 ? lockUntil : null })
     .onConflict((oc) => {
@@ -37,31 +39,31 @@ export function hitQuery(deps: Deps, key: string, rule: WindowRule, opts: { unle
  * Counts one event for `key` in a fixed window, in one atomic upsert, so parallel requests cannot
  * both slip under the limit. Returns the count in the current window and any lock end.
  */
-export async function hit(deps: Deps, key: string, rule: WindowRule) {
-  const row = await hitQuery(deps, key, rule).executeTakeFirstOrThrow();
+export async function hit(run: Runner, clock: Clock, key: string, rule: WindowRule) {
+  const [upserted] = await run.record([hitQuery(clock, key, rule).compile()]);
+  const row = upserted!.rows[0] as { count: number; window_start: string; locked_until: string | null };
   return { count: row.count, windowStart: row.window_start, lockedUntil: row.locked_until };
 }
 
 /** Milliseconds until the latest lock on any of `keys` ends; 0 when none is locked. */
-export async function lockedFor(deps: Deps, keys: string[]): Promise<number> {
-  const [lock] = await deps.atomic([lockedForQuery(deps, keys)]);
-  return lockedMs(deps, lock?.rows);
+export async function lockedFor(run: Runner, clock: Clock, keys: string[]): Promise<number> {
+  return lockedMs(clock, await run.rows(lockedForQuery(clock, keys)));
 }
 
 /** lockedFor as a statement, to join a batch; lockedMs reads its rows. */
-export function lockedForQuery(deps: Deps, keys: string[]) {
-  return deps.db
+export function lockedForQuery(clock: Clock, keys: string[]) {
+  return qb
     .selectFrom('rate_limits')
     .select((eb) => eb.fn.max('locked_until').as('until'))
     .where('key', 'in', keys)
-    .where('locked_until', '>', isoNow(deps.clock))
+    .where('locked_until', '>', isoNow(clock))
     .compile();
 }
 
 /** Milliseconds until the lock lockedForQuery found ends; 0 when none. */
-export function lockedMs(deps: Deps, rows: readonly unknown[] | undefined): number {
+export function lockedMs(clock: Clock, rows: readonly unknown[] | undefined): number {
   const until = (rows?.[0] as { until?: string | null } | undefined)?.until;
-  return until ? Date.parse(until) - deps.clock.now() : 0;
+  return until ? Date.parse(until) - clock.now() : 0;
 }
 
 /** A throttled subject: its failure counter's key and rule. */
@@ -88,8 +90,8 @@ export const pendingKey = (key: string, id: string) => pendingPrefix(key) + id;
  * that are refused a slot only because others are still in flight can wait for them (their
  * outcome may well be a success, which costs nothing).
  */
-export async function reserve(deps: Deps, subjects: Subject[], id: string): Promise<boolean> {
-  const [inserted] = await deps.atomic([reserveQuery(deps, subjects, id)]);
+export async function reserve(run: Runner, clock: Clock, subjects: Subject[], id: string): Promise<boolean> {
+  const [inserted] = await run.record([reserveQuery(clock, subjects, id)]);
   return reserved(inserted, subjects);
 }
 
@@ -99,14 +101,14 @@ export function reserved(result: { numAffectedRows?: bigint } | undefined, subje
 }
 
 /** reserve as a statement, to join a batch (see reserve). */
-export function reserveQuery(deps: Deps, subjects: Subject[], id: string) {
-  const now = isoNow(deps.clock);
-  const stale = isoNow(deps.clock, -PENDING_MS);
+export function reserveQuery(clock: Clock, subjects: Subject[], id: string) {
+  const now = isoNow(clock);
+  const stale = isoNow(clock, -PENDING_MS);
   const full = ({ key, rule }: Subject) => {
     const prefix = pendingPrefix(key);
     const end = `${prefix.slice(0, -1)}$`;
     return sql`(EXISTS (SELECT 1 FROM rate_limits WHERE key = ${key} AND locked_until > ${now})
-      OR coalesce((SELECT count FROM rate_limits WHERE key = ${key} AND window_start > ${isoNow(deps.clock, -rule.windowMs)}), 0)
+      OR coalesce((SELECT count FROM rate_limits WHERE key = ${key} AND window_start > ${isoNow(clock, -rule.windowMs)}), 0)
        + (SELECT count(*) FROM rate_limits WHERE key > ${prefix} AND key < ${end} AND window_start > ${stale}) >= ${rule.limit})`;
   };
   const rows = sql.join(
@@ -114,12 +116,12 @@ export function reserveQuery(deps: Deps, subjects: Subject[], id: string) {
     sql` UNION ALL `,
   );
   return sql`INSERT INTO rate_limits (key, count, window_start, locked_until)
-    SELECT k, 0, ${now}, NULL FROM (${rows}) WHERE NOT (${sql.join(subjects.map(full), sql` OR `)})`.compile(deps.db);
+    SELECT k, 0, ${now}, NULL FROM (${rows}) WHERE NOT (${sql.join(subjects.map(full), sql` OR `)})`.compile(qb);
 }
 
 /** Drops the reservations of attempt `id`, compiled so it can join the outcome's batch. */
-export function releaseQuery(deps: Deps, subjects: Subject[], id: string) {
-  return deps.db
+export function releaseQuery(subjects: Subject[], id: string) {
+  return qb
     .deleteFrom('rate_limits')
     .where(
       'key',

@@ -2,8 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { idQuerySchema } from '../../core/pagination.ts';
 import { guarded } from '../../http/guard.ts';
 import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
-import { DeletedCount } from '../login-logs/login-logs.schemas.ts';
-import { contentDisposition } from '../files/file-name.ts';
+import { DeletedCount } from '../../core/schemas.ts';
+import { contentDisposition } from '../files/index.ts';
 import { BackupDeleteRequest, BackupPage, BackupPageRequest, BackupSchema } from './backups.schemas.ts';
 import { backupArchive, createBackup, deleteBackups, pageBackups } from './backups.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
@@ -73,10 +73,10 @@ const deleteRoute = guarded(
 );
 
 export const backupRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await pageBackups(c.var.deps, c.req.valid('json'))))
-  .openapi(createBackupRoute, async (c) => ok(c, await createBackup(c.var.deps, 'manual', c.var.auth.userId)))
+  .openapi(pageRoute, async (c) => ok(c, await pageBackups(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(createBackupRoute, async (c) => ok(c, await createBackup(c.get('deps'), c.get('run'), 'manual')))
   .openapi(downloadRoute, async (c) => {
-    const file = await backupArchive(c.var.deps, c.req.valid('query').id);
+    const file = await backupArchive(c.get('deps'), c.get('run'), c.req.valid('query').id);
     return new Response(file.body, {
       status: 200,
       headers: {
@@ -88,4 +88,4 @@ export const backupRoutes = createRouter()
       },
     }) as never;
   })
-  .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteBackups(c.var.deps, c.req.valid('json').ids) }));
+  .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteBackups(c.get('deps'), c.get('run'), c.req.valid('json').ids) }));

@@ -1,16 +1,19 @@
 import type { Selectable } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import type { BackupsTable } from '../../db/schema.ts';
 import { AppError, conflict, notFound, storageFull } from '../../core/errors.ts';
 import { errorFields } from '../../core/log.ts';
-import { runPage } from '../../core/pagination.ts';
-import type { BackupArchives } from '../../core/ports.ts';
+import { pageStatements } from '../../core/pagination.ts';
+import type { BackupArchives, DbPorts } from '../../core/ports.ts';
 import { isoNow } from '../../core/time.ts';
+import { qb } from '../../db/compile.ts';
 import { idList } from '../../db/id-list.ts';
+import { resultsOf } from '../../db/plan.ts';
+import { Runner } from '../../db/runner.ts';
 import type { Backup, BackupPageInput } from './backups.schemas.ts';
 
 /** On Workers there are no archives: D1 Time Travel keeps the database's history. */
-export function archivesOf(deps: Deps): BackupArchives {
+export function archivesOf(deps: Ports): BackupArchives {
   if (!deps.backups) {
     throw new AppError(
       'NOT_IMPLEMENTED',
@@ -35,20 +38,21 @@ function toBackup(r: Selectable<BackupsTable>): Backup {
   };
 }
 
-export async function pageBackups(deps: Deps, req: BackupPageInput) {
+export function pageBackups(deps: Ports, run: Runner, req: BackupPageInput) {
   archivesOf(deps);
-  let filtered = deps.db.selectFrom('backups');
+  let filtered = qb.selectFrom('backups');
   if (req.params.status) filtered = filtered.where('status', '=', req.params.status);
   if (req.params.trigger) filtered = filtered.where('trigger_type', '=', req.params.trigger);
-  return runPage(deps.readMany, req, {
+  const page = pageStatements(req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered,
-    select: (qb) => qb.selectAll(),
+    select: (q) => q.selectAll(),
     sortColumns: { createdAt: 'created_at', size: 'size' },
     defaultSort: 'createdAt',
     idColumn: 'id',
     map: (r: Selectable<BackupsTable>) => toBackup(r),
   });
+  return run.read({ reads: page.statements, finish: page.finish });
 }
 
 /** `backup-20261123T170000Z-1a2b.tar`: sortable by time, unique by the random tail. */
@@ -61,41 +65,46 @@ function archiveName(createdAt: string, uuid: string) {
  * second one while it runs: 409), then the archive, then `done` with its size and checksum — or
  * `failed` with the reason (full storage answers 507, anything else 500).
  */
-export async function createBackup(deps: Deps, trigger: 'manual' | 'scheduled', userId: number | null): Promise<Backup> {
+export async function createBackup(deps: Ports, run: Runner, trigger: 'manual' | 'scheduled'): Promise<Backup> {
   const archives = archivesOf(deps);
-  const { db } = deps;
+  const userId = trigger === 'manual' ? (await run.caller()).userId : null;
   const createdAt = isoNow(deps.clock);
   const name = archiveName(createdAt, deps.ids.uuid());
   let id: number;
   try {
-    const row = await db
-      .insertInto('backups')
-      .values({ name, status: 'running', trigger_type: trigger, created_by: userId, created_at: createdAt })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    id = row.id;
+    const [inserted] = await run.write(
+      resultsOf([
+        qb
+          .insertInto('backups')
+          .values({ name, status: 'running', trigger_type: trigger, created_by: userId, created_at: createdAt })
+          .returning('id')
+          .compile(),
+      ]),
+    );
+    id = (inserted!.rows[0] as { id: number }).id;
   } catch (e) {
     if (/UNIQUE constraint failed: backups\.status/.test(String((e as Error).message))) throw conflict('A backup is already running');
     throw e;
   }
   try {
     const made = await archives.create(name, createdAt);
-    const done = await db
-      .updateTable('backups')
-      .set({ status: 'done', size: made.size, sha256: made.sha256, finished_at: isoNow(deps.clock) })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return toBackup(done);
+    const [done] = await run.write(
+      resultsOf([
+        qb
+          .updateTable('backups')
+          .set({ status: 'done', size: made.size, sha256: made.sha256, finished_at: isoNow(deps.clock) })
+          .where('id', '=', id)
+          .returningAll()
+          .compile(),
+      ]),
+    );
+    return toBackup(done!.rows[0] as Selectable<BackupsTable>);
   } catch (e) {
     deps.log.log('error', 'backup failed', { name, ...errorFields(e) });
     const full = deps.classifyError?.(e) === 'full';
     const reason = full ? 'storage is full' : String((e as Error).message ?? e).split('\n')[0]!.slice(0, 300);
-    await db
-      .updateTable('backups')
-      .set({ status: 'failed', finished_at: isoNow(deps.clock), error_msg: reason })
-      .where('id', '=', id)
-      .execute()
+    await run
+      .record([qb.updateTable('backups').set({ status: 'failed', finished_at: isoNow(deps.clock), error_msg: reason }).where('id', '=', id).compile()])
       .catch(() => undefined);
     await archives.remove(name).catch(() => undefined);
     if (full) throw storageFull('Storage is full: the backup was not written');
@@ -104,18 +113,21 @@ export async function createBackup(deps: Deps, trigger: 'manual' | 'scheduled', 
 }
 
 /** The archive of a finished backup, for download. */
-export async function backupArchive(deps: Deps, id: number) {
+export async function backupArchive(deps: Ports, run: Runner, id: number) {
   const archives = archivesOf(deps);
-  const row = await deps.db.selectFrom('backups').selectAll().where('id', '=', id).where('status', '=', 'done').executeTakeFirst();
+  const row = await run.first<Selectable<BackupsTable>>(qb.selectFrom('backups').selectAll().where('id', '=', id).where('status', '=', 'done').compile());
   const file = row && (await archives.open(row.name));
   if (!row || !file) throw notFound('Backup not found');
   return { name: row.name, ...file };
 }
 
 /** Deletes finished or failed backups with their archives (a running one is left alone). */
-export async function deleteBackups(deps: Deps, ids: number[]) {
+export async function deleteBackups(deps: Ports, run: Runner, ids: number[]) {
   const archives = archivesOf(deps);
-  const rows = await deps.db.deleteFrom('backups').where('id', 'in', idList(ids)).where('status', '!=', 'running').returning('name').execute();
+  const [deleted] = await run.write(
+    resultsOf([qb.deleteFrom('backups').where('id', 'in', idList(ids)).where('status', '!=', 'running').returning('name').compile()]),
+  );
+  const rows = (deleted?.rows ?? []) as { name: string }[];
   for (const { name } of rows) await archives.remove(name);
   return rows.length;
 }
@@ -124,31 +136,33 @@ export async function deleteBackups(deps: Deps, ids: number[]) {
  * Scheduled backups: one every BACKUP_EVERY_HOURS, keeping the newest BACKUP_KEEP scheduled ones
  * (manual backups stay until deleted). Each run writes an op-log row as a manual one does.
  */
-export async function scheduledBackup(deps: Deps) {
+export async function scheduledBackup(deps: Ports & DbPorts) {
+  // Outside any request: a runner with no caller (every statement runs as the scheduler's).
+  const run = new Runner(deps);
   const started = deps.clock.now();
   let status = 200;
   let errorMsg: string | null = null;
   let name = '';
   try {
-    name = (await createBackup(deps, 'scheduled', null)).name;
-    const old = await deps.db
-      .selectFrom('backups')
-      .select('id')
-      .where('trigger_type', '=', 'scheduled')
-      .where('status', '!=', 'running')
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .offset(deps.config.BACKUP_KEEP)
-      .limit(1000)
-      .execute();
-    if (old.length) await deleteBackups(deps, old.map((r) => r.id));
+    name = (await createBackup(deps, run, 'scheduled')).name;
+    const old = await run.rows<{ id: number }>(
+      qb
+        .selectFrom('backups')
+        .select('id')
+        .where('trigger_type', '=', 'scheduled')
+        .where('status', '!=', 'running')
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1000)
+        .offset(deps.config.BACKUP_KEEP)
+        .compile(),
+    );
+    if (old.length) await deleteBackups(deps, run, old.map((r) => r.id));
   } catch (e) {
     status = e instanceof AppError ? e.status : 500;
     errorMsg = (e as Error).message;
   }
-  await deps.db
-    .insertInto('op_log')
-    .values({
+  const row = {
       module: 'sysBackup',
       action: 'create',
       method: 'SCHEDULE',
@@ -163,18 +177,19 @@ export async function scheduledBackup(deps: Deps) {
       duration_ms: Math.max(0, Math.round(deps.clock.now() - started)),
       trace_id: deps.ids.uuid().replaceAll('-', ''),
       created_at: isoNow(deps.clock),
-    })
-    .execute()
-    .catch((e) => deps.log.log('error', 'op log write failed', errorFields(e)));
+  };
+  await run.record([qb.insertInto('op_log').values(row).compile()]).catch((e: unknown) => deps.log.log('error', 'op log write failed', errorFields(e)));
   return { status, name };
 }
 
 /** A backup left `running` by a crash or a kill can never finish: mark it failed at start-up. */
-export async function failInterruptedBackups(deps: Deps) {
+export async function failInterruptedBackups(deps: Ports & DbPorts) {
   if (!deps.backups) return;
-  await deps.db
-    .updateTable('backups')
-    .set({ status: 'failed', finished_at: isoNow(deps.clock), error_msg: 'interrupted: the server stopped while it ran' })
-    .where('status', '=', 'running')
-    .execute();
+  await new Runner(deps).record([
+    qb
+      .updateTable('backups')
+      .set({ status: 'failed', finished_at: isoNow(deps.clock), error_msg: 'interrupted: the server stopped while it ran' })
+      .where('status', '=', 'running')
+      .compile(),
+  ]);
 }

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import type { BlobStore } from '../../core/ports.ts';
-import type { Budget } from '../maintenance/budget.ts';
+import { qb } from '../../db/compile.ts';
+import { resultsOf } from '../../db/plan.ts';
+import type { Runner } from '../../db/runner.ts';
+import type { BlobStore, Ports } from '../../core/ports.ts';
+import type { Budget } from '../maintenance/index.ts';
 import { unavailable } from '../../core/errors.ts';
 
 /*
@@ -57,19 +59,23 @@ const claimOf = (now: number) => `${new Date(now).toISOString()} ${crypto.random
  * reservation) exists: it inserts a claimed row first, as the due sweep claims one, so an upload
  * of the same bytes waits until the bytes and the claim are gone. 3 statements and store calls.
  */
-async function deleteBlobIfUnreferenced(deps: Deps, store: BlobStore, key: string, now: number): Promise<boolean> {
+async function deleteBlobIfUnreferenced(run: Runner, store: BlobStore, key: string, now: number): Promise<boolean> {
   return withBlobLock(store, key, async () => {
     const at = new Date(now).toISOString();
     const claim = claimOf(now);
-    const claimed = await deps.db
-      .insertInto('blobs')
-      .values({ sha256: key, size: 0, ref_count: 0, created_at: at, unreferenced_at: at, removing_at: claim })
-      .onConflict((oc) => oc.column('sha256').doNothing())
-      .returning('sha256')
-      .executeTakeFirst();
-    if (!claimed) return false;
+    const [claimed] = await run.write(
+      resultsOf([
+        qb
+          .insertInto('blobs')
+          .values({ sha256: key, size: 0, ref_count: 0, created_at: at, unreferenced_at: at, removing_at: claim })
+          .onConflict((oc) => oc.column('sha256').doNothing())
+          .returning('sha256')
+          .compile(),
+      ]),
+    );
+    if (!claimed?.rows.length) return false;
     await store.delete(key);
-    await deps.db.deleteFrom('blobs').where('sha256', '=', key).where('removing_at', '=', claim).execute();
+    await run.write(resultsOf([qb.deleteFrom('blobs').where('sha256', '=', key).where('removing_at', '=', claim).compile()]));
     return true;
   });
 }
@@ -91,15 +97,17 @@ const CLAIM_WAITS_MS = [25, 50, 100, 200, 400, 800, 1600];
  * row to go (the bytes are deleted by then, and `commit` writes them again), at most ~3 s, then
  * refuses with 503. The caller records its file (ref_count + 1) after this returns.
  */
-export async function reserveAndCommit(deps: Deps, key: string, size: number, commit: () => Promise<void>): Promise<void> {
+export async function reserveAndCommit(deps: Ports, run: Runner, key: string, size: number, commit: () => Promise<void>): Promise<void> {
   const now = new Date(deps.clock.now()).toISOString();
-  const reserve = () =>
-    deps.db
-      .insertInto('blobs')
-      .values({ sha256: key, size, ref_count: 0, created_at: now, unreferenced_at: now, reserved_at: now })
-      .onConflict((oc) => oc.column('sha256').doUpdateSet({ reserved_at: now }).where('blobs.removing_at', 'is', null))
-      .returning('sha256')
-      .executeTakeFirst();
+  const statement = qb
+    .insertInto('blobs')
+    .values({ sha256: key, size, ref_count: 0, created_at: now, unreferenced_at: now, reserved_at: now })
+    .onConflict((oc) => oc.column('sha256').doUpdateSet({ reserved_at: now }).where('blobs.removing_at', 'is', null))
+    .returning('sha256')
+    .compile();
+  // The same whoever uploads: on an upload's first database call the caller's auth statement
+  // travels in this batch (one round trip).
+  const reserve = async () => (await run.write(resultsOf([statement], { anyCaller: true })))[0]?.rows[0];
   for (const [i, pause] of [0, ...CLAIM_WAITS_MS].entries()) {
     if (pause) await new Promise((ok) => setTimeout(ok, pause));
     if (await reserve()) return commit();
@@ -121,10 +129,9 @@ const ORPHAN_CURSOR = 'blob_orphans';
  * run stopped (maintenance_cursors), so no run lists the whole bucket; after the last key the next
  * run starts over.
  */
-export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts: Record<string, number>; more: boolean }> {
+export async function cleanupBlobs(deps: Ports, run: Runner, budget: Budget): Promise<{ counts: Record<string, number>; more: boolean }> {
   const store = deps.blobs;
   if (!store) return { counts: {}, more: false };
-  const { db } = deps;
   const now = deps.clock.now();
   const grace = deps.config.BLOB_GRACE_HOURS * HOUR;
   const expired = new Date(now - grace).toISOString();
@@ -137,7 +144,8 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
   const dueLimit = budget.limit - budget.used >= 4 ? DUE_PER_RUN : 0;
   const due =
     dueLimit > 0 && budget.take()
-      ? await db
+      ? await run.rows<{ sha256: string }>(
+          qb
           .selectFrom('blobs')
           .select('sha256')
           .where('ref_count', '=', 0)
@@ -147,7 +155,8 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
           .where((eb) => eb.or([eb('reserved_at', 'is', null), eb('reserved_at', '<', reservedBefore)]))
           .where((eb) => eb.or([eb('removing_at', 'is', null), eb('removing_at', '<', claimedBefore)]))
           .limit(dueLimit)
-          .execute()
+          .compile(),
+        )
       : [];
   if (due.length === dueLimit) more = true;
   // The due rows are claimed in ONE statement (re-checked in it: an upload may have revived or
@@ -158,16 +167,17 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
     const list = (keys: string[]) => sql<string>`(SELECT value FROM json_each(${JSON.stringify(keys)}))`;
     const claim = claimOf(now);
     unreferenced = await withBlobLocks(store, keys, async () => {
-      const { rows } = await sql<{ sha256: string }>`UPDATE blobs SET removing_at = ${claim} WHERE sha256 IN ${list(keys)}
+      const [updated] = await run.write(resultsOf([sql<{ sha256: string }>`UPDATE blobs SET removing_at = ${claim} WHERE sha256 IN ${list(keys)}
         AND ref_count = 0 AND unreferenced_at < ${expired}
         AND (reserved_at IS NULL OR reserved_at < ${reservedBefore})
         AND (removing_at IS NULL OR removing_at < ${claimedBefore})
         AND NOT EXISTS (SELECT 1 FROM files WHERE files.sha256 = blobs.sha256)
-        RETURNING sha256`.execute(db);
+        RETURNING sha256`.compile(qb)]));
+      const rows = (updated?.rows ?? []) as { sha256: string }[];
       if (rows.length === 0) return 0;
       const claimed = rows.map((r) => r.sha256);
       await store.deleteMany(claimed);
-      await sql`DELETE FROM blobs WHERE sha256 IN ${list(claimed)} AND removing_at = ${claim}`.execute(db);
+      await run.write(resultsOf([sql`DELETE FROM blobs WHERE sha256 IN ${list(claimed)} AND removing_at = ${claim}`.compile(qb)]));
       return claimed.length;
     });
   } else if (keys.length > 0) more = true;
@@ -176,7 +186,7 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
   let orphans = 0;
   let staging = 0;
   if (budget.take(2)) {
-    const saved = await db.selectFrom('maintenance_cursors').select('position').where('name', '=', ORPHAN_CURSOR).executeTakeFirst();
+    const saved = await run.first<{ position: string }>(qb.selectFrom('maintenance_cursors').select('position').where('name', '=', ORPHAN_CURSOR).compile());
     let position = saved?.position ?? '';
     let batch: string[] = [];
     let finished = true;
@@ -185,11 +195,11 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
     const flush = async (): Promise<boolean> => {
       if (!batch.length) return true;
       if (!budget.take()) return false;
-      const known = new Set((await db.selectFrom('blobs').select('sha256').where('sha256', 'in', batch).execute()).map((r) => r.sha256));
+      const known = new Set((await run.rows<{ sha256: string }>(qb.selectFrom('blobs').select('sha256').where('sha256', 'in', batch).compile())).map((r) => r.sha256));
       for (const key of batch) {
         if (!known.has(key)) {
           if (!budget.take(3)) return false;
-          if (await deleteBlobIfUnreferenced(deps, store, key, now)) orphans++;
+          if (await deleteBlobIfUnreferenced(run, store, key, now)) orphans++;
         }
         position = key;
       }
@@ -215,11 +225,11 @@ export async function cleanupBlobs(deps: Deps, budget: Budget): Promise<{ counts
     }
     if (finished && !(await flush())) finished = false;
     more ||= !finished;
-    await db
+    await run.write(resultsOf([qb
       .insertInto('maintenance_cursors')
       .values({ name: ORPHAN_CURSOR, position: finished ? '' : position, updated_at: new Date(now).toISOString() })
       .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ position: eb.ref('excluded.position'), updated_at: eb.ref('excluded.updated_at') })))
-      .execute();
+      .compile()]));
   } else more = true;
   if (budget.take()) staging = await store.purgeStaging(now - HOUR);
   return { counts: { blobsUnreferenced: unreferenced, blobsOrphaned: orphans, blobsStaging: staging }, more };

@@ -5,7 +5,6 @@ import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { blobResponse, SERVED_FILE_TYPES } from './download.ts';
 import { IMAGE_CONTENT_TYPES } from './image-sniff.ts';
 import type { Context } from 'hono';
-import type { AuthUser } from '../../core/caller.ts';
 import type { PermissionCode } from '../../core/permissions.ts';
 import type { LinkAction } from '../../core/signed-links.ts';
 import {
@@ -120,7 +119,7 @@ function makeRoutes<K extends FileKind, M extends string, A extends LinkAction, 
     }),
     // Deferred auth for writes: the auth statement travels with the content reservation (one round
     // trip on D1); a body that would reach storage before it checks the caller first (beforeWrite).
-    { oplog: true, deferAuth: true },
+    { oplog: true },
   );
 
   const pageRoute = guarded(
@@ -192,28 +191,25 @@ function makeRoutes<K extends FileKind, M extends string, A extends LinkAction, 
     .openapi(uploadRoute, async (c) => {
       const meta: Record<string, unknown> = {};
       c.set('opParams', meta);
-      const record = await uploadFile(c.var.deps, {
+      const record = await uploadFile(c.get('deps'), c.get('run'), {
         kind,
         body: c.req.raw.body,
         contentType: c.req.header('content-type'),
         contentLength: c.req.header('content-length'),
-        auth: c.var.auth,
         meta,
       });
       return ok(c, record);
     })
-    .openapi(pageRoute, async (c) => okOfKind(c, await pageFiles(c.var.deps, c.var.auth, kind, c.req.valid('json'))))
-    .openapi(detailRoute, async (c) => okOfKind(c, await fileDetail(c.var.deps, c.var.auth, kind, c.req.valid('query').id)))
+    .openapi(pageRoute, async (c) => okOfKind(c, await pageFiles(c.get('deps'), c.get('run'), kind, c.req.valid('json'))))
+    .openapi(detailRoute, async (c) => okOfKind(c, await fileDetail(c.get('deps'), c.get('run'), kind, c.req.valid('query').id)))
     .openapi(deleteRoute, async (c) => {
-      await deleteFiles(c.var.deps, c.var.auth, kind, c.req.valid('json').ids);
+      await deleteFiles(c.get('deps'), c.get('run'), kind, c.req.valid('json').ids);
       return ok(c, null);
     })
     .openapi(fetchRoute, async (c) => {
-      const deps = c.var.deps;
-      // A bearer request is scoped to the caller; a signed link (no auth) was only handed to one who saw the record.
-      const auth = c.get('auth') as AuthUser | undefined;
-      const row = await downloadRow(deps, kind, c.req.valid('query').id, auth);
-      return blobResponse(blobStore(deps), row, c.req.raw.headers) as never;
+      // A bearer request is scoped to the caller; a signed link (no caller) was only handed to one who saw the record.
+      const row = await downloadRow(c.get('run'), kind, c.req.valid('query').id);
+      return blobResponse(blobStore(c.get('deps')), row, c.req.raw.headers) as never;
     });
 }
 

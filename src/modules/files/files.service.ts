@@ -1,5 +1,8 @@
 import { CompiledQuery, sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import { prepare, qb } from '../../db/compile.ts';
+import { resultsOf } from '../../db/plan.ts';
+import type { Runner } from '../../db/runner.ts';
+import type { Ports } from '../../core/ports.ts';
 import { AppError, badRequest, notFound, storageFull } from '../../core/errors.ts';
 import { containsPattern, whereContains, whereCreatedBetween } from '../../core/pagination.ts';
 import type { BlobStore } from '../../core/ports.ts';
@@ -14,10 +17,9 @@ import { inspectStream } from './inspect-stream.ts';
 import { openFilePart } from './multipart-file.ts';
 import { signedQuery, type LinkAction } from '../../core/signed-links.ts';
 import { idList } from '../../db/id-list.ts';
-import { authSettled, knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import { heldBy, holdsStatement } from '../access/held.ts';
-import { byUserColumn, scopedPage } from '../access/scoped-page.ts';
-import { rowOfUserInScope } from '../access/data-scope.ts';
+import { heldBy, holdsStatement } from '../../access/held.ts';
+import { byUserColumn, scopedPage } from '../../access/scoped-page.ts';
+import { rowOfUserInScope } from '../../access/data-scope.ts';
 
 export type FileKind = 'file' | 'image';
 export type FileRow = Selectable<FilesTable>;
@@ -38,7 +40,7 @@ export const UNCHECKED_UPLOAD_BYTES = 1024 * 1024;
 /** Enough of an image's start to reach the JPEG frame header behind large EXIF/ICC segments. */
 const IMAGE_HEAD_BYTES = 256 * 1024;
 
-export function blobStore(deps: Deps): BlobStore {
+export function blobStore(deps: Ports): BlobStore {
   if (!deps.blobs) throw new AppError('INTERNAL', 'File storage is not configured');
   return deps.blobs;
 }
@@ -59,7 +61,7 @@ export function normalizeContentType(declared: string | undefined): string {
  * kind's download/preview code and sees the record): a link is as good as the code, so a reader
  * with only sys:file:page gets `url: null`.
  */
-async function toRecord(deps: Deps, row: FileRow, canLink: boolean) {
+async function toRecord(deps: Ports, row: FileRow, canLink: boolean) {
   const { module, action } = KIND[row.kind];
   const query = canLink
     ? await signedQuery(await deps.keys.links(), action, row.id, deps.config.LINK_TTL_SECONDS, Math.floor(deps.clock.now() / 1000))
@@ -83,8 +85,6 @@ export interface UploadInput {
   body: ReadableStream<Uint8Array> | null;
   contentType: string | undefined;
   contentLength: string | undefined;
-  /** The uploader. */
-  auth: AuthUser;
   /** Filled in as facts become known (name, declared type, size), for the op log — failures too. */
   meta: Record<string, unknown>;
 }
@@ -98,9 +98,9 @@ const notAnImage = () => unsupported('file: only PNG, JPEG, GIF and WebP images 
  * pixel floods and truncated files). The blob is written before the rows, so a crash leaves at
  * worst an orphan blob for the sweep; a refused upload leaves nothing.
  */
-export async function uploadFile(deps: Deps, input: UploadInput) {
+export async function uploadFile(deps: Ports, run: Runner, input: UploadInput) {
   const store = blobStore(deps);
-  const { kind, meta, auth } = input;
+  const { kind, meta } = input;
   const limit = kind === 'image' ? deps.config.MAX_IMAGE_BYTES : deps.config.MAX_UPLOAD_BYTES;
   const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `file: must be at most ${mib(limit)}`);
   const declaredLength = Number(input.contentLength ?? NaN);
@@ -110,11 +110,12 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
   }
   await checkFreeSpace(deps, Number.isFinite(declaredLength) ? declaredLength : 0);
 
-  // Under deferred auth (the route's deferAuth) the caller is checked at the first database call,
-  // which comes after the body: an unchecked caller's body is read at most UNCHECKED_UPLOAD_BYTES
-  // (every part counts, a decoy before the file too), and a store that would write somewhere before
-  // that call (a temporary file, anything in R2) checks the caller first. A smaller body waits in memory.
-  const check = () => authSettled(auth);
+  // The caller is judged at the first database call (the reservation, which carries the auth
+  // statement), and that comes after the body: an unchecked caller's body is read at most
+  // UNCHECKED_UPLOAD_BYTES (every part counts, a decoy before the file too), and a store that would
+  // write somewhere before that call (a temporary file, anything in R2) has the caller judged first.
+  // A smaller body waits in memory.
+  const check = async () => void (await run.caller());
   const body = input.body.pipeThrough(checkedAfter(UNCHECKED_UPLOAD_BYTES, check));
   const part = await openFilePart(body, input.contentType!, { field: 'file', maxBodyBytes: limit + FRAMING_ALLOWANCE, tooLarge });
   const name = sanitizeFileName(part.fileName);
@@ -168,23 +169,23 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
     meta.contentType = contentType;
     meta.sha256 = facts.sha256;
 
-    const { db } = deps;
     const now = isoNow(deps.clock);
     const { row, canLink } = await withBlobLock(store, facts.sha256, async () => {
-      // The reservation is the request's first database call: under deferred auth the auth
-      // statement travels in its batch (one round trip on D1), so the caller is known after it.
-      await reserveAndCommit(deps, facts.sha256, facts.size, () => staged.commit(facts.sha256));
+      // The reservation is the request's first database call: the auth statement travels in its
+      // batch (one round trip on D1), so the caller is known after it.
+      await reserveAndCommit(deps, run, facts.sha256, facts.size, () => staged.commit(facts.sha256));
+      const auth = await run.caller();
       // The uploader gets a link if they hold the code and their scope covers their own uploads:
       // both read in the record's batch (no round trip of their own).
-      const link = linkStatement(auth, kind);
-      const linkReads = auth.isSuperAdmin ? [] : [seesOwnUploadStatement(deps, auth), CompiledQuery.raw(link.sql, [...link.parameters])];
-      const [, inserted, seen, held] = await deps.atomic([
-        db
+      const link = linkStatement(auth.userId, kind);
+      const linkReads = auth.isSuperAdmin ? [] : [seesOwnUploadStatement(auth.userId), CompiledQuery.raw(link.sql, [...link.parameters])];
+      const [, inserted, seen, held] = await run.write(resultsOf([
+        qb
           .insertInto('blobs')
           .values({ sha256: facts.sha256, size: facts.size, ref_count: 1, created_at: now })
           .onConflict((oc) => oc.column('sha256').doUpdateSet({ ref_count: sql`ref_count + 1`, unreferenced_at: null }))
           .compile(),
-        db
+        qb
           .insertInto('files')
           .values({
             kind,
@@ -201,7 +202,7 @@ export async function uploadFile(deps: Deps, input: UploadInput) {
           .returningAll()
           .compile(),
         ...linkReads,
-      ]);
+      ]));
       const sees = (seen?.rows[0] as { seen?: number } | undefined)?.seen === 1;
       return { row: inserted!.rows[0] as FileRow, canLink: auth.isSuperAdmin || (sees && heldBy(held?.rows)) };
     });
@@ -224,44 +225,45 @@ function checkedAfter(bytes: number, check: () => Promise<void>): TransformStrea
 }
 
 /** 507 before a byte is read when the upload would leave less than MIN_FREE_MB free (where the runtime can tell). */
-async function checkFreeSpace(deps: Deps, bytes: number) {
+async function checkFreeSpace(deps: Ports, bytes: number) {
   if (!deps.storage) return;
   const floor = deps.config.MIN_FREE_MB * 1024 * 1024;
   if ((await deps.storage.freeBytes()) - bytes < floor) throw storageFull('Storage is full: the upload was not saved');
 }
 
 /** Whether the caller may be handed signed links of this kind (holds sys:file:download / sys:image:preview), as a statement (heldBy reads it). */
-function linkStatement(auth: AuthUser, kind: FileKind) {
-  return holdsStatement(auth, kind === 'image' ? 'sys:image:preview' : 'sys:file:download');
+function linkStatement(userId: number, kind: FileKind) {
+  return holdsStatement(userId, kind === 'image' ? 'sys:image:preview' : 'sys:file:download');
 }
 
 /** Whether the caller's data scope covers records uploaded by themselves (`seen` 1/0), as a statement. */
-function seesOwnUploadStatement(deps: Deps, auth: AuthUser) {
-  return sql<{ seen: number }>`SELECT ${rowOfUserInScope(auth.userId, sql.val(auth.userId))} AS seen`.compile(deps.db);
+function seesOwnUploadStatement(userId: number) {
+  return sql<{ seen: number }>`SELECT ${rowOfUserInScope(userId, sql.val(userId))} AS seen`.compile(qb);
 }
 
-/** One record of `kind` in the caller's data scope (404 as if it did not exist otherwise), as a query. */
-function rowQuery(deps: Deps, kind: FileKind, id: number, auth?: AuthUser) {
-  let q = deps.db.selectFrom('files').selectAll().where('id', '=', id).where('kind', '=', kind);
-  if (auth && !knownSuperAdmin(auth)) q = q.where(rowOfUserInScope(auth.userId, sql.ref('files.created_by')));
-  return q;
+/**
+ * One record of `kind`, as a query; on a route with a caller only if its uploader is in their data
+ * scope (404 as if it did not exist otherwise). Without one: a request that came with a valid signed link.
+ */
+function rowQuery(run: Runner, kind: FileKind, id: number) {
+  return run.userId !== 0 && !run.knownSuper ? FILE_IN_SCOPE.bind({ id, kind, caller: run.userId }) : FILE_BY_ID.bind({ id, kind });
 }
+// Compiled once, bound per request (rowQuery).
+const FILE_BY_ID = prepare<{ id: number; kind: FileKind }>((p) => qb.selectFrom('files').selectAll().where('id', '=', p.id).where('kind', '=', p.kind));
+const FILE_IN_SCOPE = prepare<{ id: number; kind: FileKind; caller: number }>((p) =>
+  qb
+    .selectFrom('files')
+    .selectAll()
+    .where('id', '=', p.id)
+    .where('kind', '=', p.kind)
+    .where(rowOfUserInScope(p.caller, sql.ref('files.created_by'))),
+);
 
 const notFoundOf = (kind: FileKind) => notFound(kind === 'image' ? 'Image not found' : 'File not found');
 
-/**
- * One record of `kind`; with `auth`, only if its uploader is in the caller's data scope (404 as
- * if it did not exist otherwise). Without: a request that came with a valid signed link.
- */
-async function findRow(deps: Deps, kind: FileKind, id: number, auth?: AuthUser): Promise<FileRow> {
-  const row = await rowQuery(deps, kind, id, auth).executeTakeFirst();
-  if (!row) throw notFoundOf(kind);
-  return row;
-}
-
-export async function fileDetail(deps: Deps, auth: AuthUser, kind: FileKind, id: number) {
+export async function fileDetail(deps: Ports, run: Runner, kind: FileKind, id: number) {
   // The record and whether the caller may be handed its link: one read (with the auth row on D1).
-  const [rows = [], held] = await deps.readMany([rowQuery(deps, kind, id, auth).compile(), linkStatement(auth, kind)]);
+  const [rows = [], held] = await run.read({ reads: [rowQuery(run, kind, id), linkStatement(run.userId, kind)], finish: (r) => r });
   const row = rows[0] as FileRow | undefined;
   if (!row) throw notFoundOf(kind);
   return toRecord(deps, row, heldBy(held));
@@ -269,9 +271,13 @@ export async function fileDetail(deps: Deps, auth: AuthUser, kind: FileKind, id:
 
 /**
  * The record a download or preview serves (404 for an unknown id, one of the other kind, or, for a
- * bearer-token request, one outside the caller's data scope). `auth` is absent for a signed link.
+ * bearer-token request, one outside the caller's data scope; a signed link has no caller).
  */
-export const downloadRow = (deps: Deps, kind: FileKind, id: number, auth: AuthUser | undefined) => findRow(deps, kind, id, auth);
+export async function downloadRow(run: Runner, kind: FileKind, id: number): Promise<FileRow> {
+  const row = await run.first<FileRow>(rowQuery(run, kind, id));
+  if (!row) throw notFoundOf(kind);
+  return row;
+}
 
 /** Distinct content types of a kind walked one index seek each before the search falls back to testing every record. */
 export const CONTENT_TYPE_WALK = 100;
@@ -302,10 +308,10 @@ function whereContentTypeContains<QB extends SelectQueryBuilder<any, any, any>>(
       LIMIT CASE WHEN EXISTS (SELECT 1 FROM types WHERE v IS NULL) THEN 0 ELSE -1 END))`) as QB;
 }
 
-export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req: FilePageInput) {
+export async function pageFiles(deps: Ports, run: Runner, kind: FileKind, req: FilePageInput) {
   const p = req.params;
   const options = (scope: RawBuilder<boolean> | undefined) => {
-    let filtered = deps.db.selectFrom('files').where('kind', '=', kind);
+    let filtered = qb.selectFrom('files').where('kind', '=', kind);
     if (scope) filtered = filtered.where(scope);
     if (p.extension !== undefined) filtered = filtered.where('extension', '=', p.extension);
     filtered = whereCreatedBetween(filtered, 'created_at', p);
@@ -315,7 +321,7 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
     return {
       maxPageSize: deps.config.PAGE_SIZE_MAX,
       filtered,
-      select: (qb: SelectQueryBuilder<any, any, any>) => qb.selectAll(),
+      select: (q: SelectQueryBuilder<any, any, any>) => q.selectAll(),
       sortColumns: FILE_SORT_COLUMNS,
       defaultSort: 'createdAt' as const,
       idColumn: 'id',
@@ -325,7 +331,7 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
   };
   // Files and images are scoped by their uploader; rows of unknown uploaders only under `all`.
   // Whether the caller may be handed links is read in the same batch.
-  const { page, extra } = await scopedPage(deps, auth, req, options, byUserColumn(sql.ref('files.created_by')), [linkStatement(auth, kind)]);
+  const { page, extra } = await scopedPage(run, req, options, byUserColumn(sql.ref('files.created_by')), [linkStatement(run.userId, kind)]);
   const canLink = heldBy(extra[0]);
   return { ...page, records: await Promise.all(page.records.map((row) => toRecord(deps, row, canLink))) };
 }
@@ -336,8 +342,8 @@ export async function pageFiles(deps: Deps, auth: AuthUser, kind: FileKind, req:
  * a blob left at zero is only marked (`unreferenced_at`): its content stays until the sweep
  * (cleanupBlobs) removes it after the grace period, so backups stay consistent.
  */
-export async function deleteFiles(deps: Deps, auth: AuthUser, kind: FileKind, ids: number[]) {
-  const { db } = deps;
+export async function deleteFiles(deps: Ports, run: Runner, kind: FileKind, ids: number[]) {
+  const auth = await run.caller();
   // The records acted on, as a condition on alias `f`: this kind, these ids (one bound JSON list:
   // 100 ids plus `kind` would exceed D1's 100 parameters), in the caller's data scope (others are
   // skipped like unknown ids).
@@ -347,8 +353,8 @@ export async function deleteFiles(deps: Deps, auth: AuthUser, kind: FileKind, id
   // ONE batch, no read before it: first each affected blob's count is recomputed as the rows that
   // will remain (so concurrent deletes cannot double-count), then the rows go.
   const remaining = sql<number>`(SELECT count(*) FROM files rf WHERE rf.sha256 = blobs.sha256 AND NOT ${targeted('rf')})`;
-  const [, deletedFiles] = await deps.atomic([
-    db
+  const [, deletedFiles] = await run.write(resultsOf([
+    qb
       .updateTable('blobs')
       .set({
         ref_count: remaining,
@@ -357,7 +363,7 @@ export async function deleteFiles(deps: Deps, auth: AuthUser, kind: FileKind, id
       })
       .where('sha256', 'in', sql<string>`(SELECT tf.sha256 FROM files tf WHERE ${targeted('tf')})`)
       .compile(),
-    db.deleteFrom('files').where(targeted('files')).compile(),
-  ]);
+    qb.deleteFrom('files').where(targeted('files')).compile(),
+  ]));
   return { deleted: Number(deletedFiles!.numAffectedRows ?? 0) };
 }

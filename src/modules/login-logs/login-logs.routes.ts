@@ -1,7 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import { guarded } from '../../http/guard.ts';
 import { createRouter, jsonBody } from '../../http/router.ts';
-import { DeletedCount, LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas.ts';
+import { DeletedCount } from '../../core/schemas.ts';
+import { LoginLogDeleteRequest, LoginLogPage, LoginLogPageRequest } from './login-logs.schemas.ts';
 import { clearLoginLogs, deleteLoginLogs, pageLoginLogs } from './login-logs.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
 
@@ -46,8 +47,8 @@ const clearRoute = guarded(
 );
 
 export const loginLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await pageLoginLogs(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await pageLoginLogs(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(deleteRoute, async (c) =>
-    ok(c, { deleted: await deleteLoginLogs(c.var.deps, c.var.auth, c.req.valid('json').ids) }),
+    ok(c, { deleted: await deleteLoginLogs(c.get('run'), c.req.valid('json').ids) }),
   )
-  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearLoginLogs(c.var.deps, c.var.auth) }));
+  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearLoginLogs(c.get('run')) }));

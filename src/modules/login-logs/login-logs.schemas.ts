@@ -31,6 +31,5 @@ export const LoginLogPageParams = z
 export const LoginLogPageRequest = pageRequestSchema('LoginLogPageRequest', LoginLogPageParams, ['createdAt', 'loginName', 'ip', 'status']);
 export const LoginLogPage = pageResponseSchema('LoginLogPage', LoginLogSchema);
 export const LoginLogDeleteRequest = z.strictObject({ ids: idsSchema }).openapi('LoginLogDeleteRequest');
-export const DeletedCount = z.object({ deleted: z.number().int() }).openapi('DeletedCount');
 
 export type LoginLogPageInput = z.infer<typeof LoginLogPageRequest>;

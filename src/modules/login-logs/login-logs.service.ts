@@ -1,12 +1,13 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import { createdBounds, PROBE_ROWS, startsWith, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import { countByDays, countByTree, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { LoginLogPageInput } from './login-logs.schemas.ts';
-import type { AuthUser } from '../../core/caller.ts';
+import { qb } from '../../db/compile.ts';
 import { idList } from '../../db/id-list.ts';
-import { rowOfUserInScope } from '../access/data-scope.ts';
-import { byUserColumn, scopeCondition, scopedPage } from '../access/scoped-page.ts';
+import type { Runner } from '../../db/runner.ts';
+import { rowOfUserInScope } from '../../access/data-scope.ts';
+import { byUserColumn, scopeCondition, scopedPage } from '../../access/scoped-page.ts';
 
 const COLUMNS = [
   'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
@@ -18,12 +19,14 @@ const SORT = { createdAt: 'created_at', loginName: sql`login_name COLLATE NOCASE
 const BROAD = 1000;
 
 /** Whether `column` starts with `text` on at least BROAD rows; reads at most BROAD index entries. */
-async function isBroad(deps: Deps, column: 'login_name' | 'ip', text: string, nocase: boolean) {
-  const probe = whereStartsWith(deps.db.selectFrom('login_log').select('id'), column, text, { nocase }).limit(BROAD);
-  const row = await deps.db
-    .selectFrom(probe.as('p'))
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirst();
+async function isBroad(run: Runner, column: 'login_name' | 'ip', text: string, nocase: boolean) {
+  const probe = whereStartsWith(qb.selectFrom('login_log').select('id'), column, text, { nocase }).limit(BROAD);
+  const row = await run.first<{ n: number }>(
+    qb
+      .selectFrom(probe.as('p'))
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .compile(),
+  );
   return Number(row?.n ?? 0) >= BROAD;
 }
 
@@ -37,7 +40,7 @@ async function isBroad(deps: Deps, column: 'login_name' | 'ip', text: string, no
  * whole log (0.13–0.7 s at a million rows). The count uses the prefix index or the count tables.
  * Pages beyond the probe's reach keep the older two-step choice (isBroad).
  */
-export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPageInput) {
+export async function pageLoginLogs(deps: Ports, run: Runner, req: LoginLogPageInput) {
   const p = req.params;
   const byTime = (req.sortField ?? 'createdAt') === 'createdAt';
   const prefixes = [
@@ -49,14 +52,14 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
   let walkTime = seek;
   if (byTime && given.length > 0 && !seek) {
     walkTime = true;
-    for (const [column, text, nocase] of given) if (!(await isBroad(deps, column, text!, nocase))) walkTime = false;
+    for (const [column, text, nocase] of given) if (!(await isBroad(run, column, text!, nocase))) walkTime = false;
   }
   const build = (unindexed: boolean, scope: RawBuilder<boolean> | undefined, only: readonly (typeof prefixes)[number][] = prefixes) => {
-    let qb = deps.db.selectFrom('login_log');
-    for (const [column, text, nocase] of only) qb = whereStartsWith(qb, column, text, { nocase, unindexed });
-    if (p.status) qb = qb.where('status', '=', p.status);
-    if (scope) qb = qb.where(scope);
-    return whereCreatedBetween(qb, 'created_at', p);
+    let q = qb.selectFrom('login_log');
+    for (const [column, text, nocase] of only) q = whereStartsWith(q, column, text, { nocase, unindexed });
+    if (p.status) q = q.where('status', '=', p.status);
+    if (scope) q = q.where(scope);
+    return whereCreatedBetween(q, 'created_at', p);
   };
   const options = (scope: RawBuilder<boolean> | undefined) => {
     // The count tables hold every row: they answer only for scope `all` (no scope condition).
@@ -67,8 +70,8 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
       counted: build(false, scope),
       matchFirst: seek ? build(false, scope, []) : undefined,
       seek: seek ? build(false, scope) : undefined,
-      count: total && deps.db.selectNoFrom(total.as('n')),
-      select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
+      count: total && qb.selectNoFrom(total.as('n')),
+      select: (q: SelectQueryBuilder<any, any, any>) => q.select(COLUMNS),
     sortColumns: SORT,
     defaultSort: 'createdAt' as const,
     idColumn: 'id',
@@ -90,7 +93,7 @@ export async function pageLoginLogs(deps: Deps, auth: AuthUser, req: LoginLogPag
     };
   };
   // Rows concern the user logging in; rows with no known user only under scope `all`.
-  return (await scopedPage(deps, auth, req, options, byUserColumn(sql.ref('login_log.user_id')))).page;
+  return (await scopedPage(run, req, options, byUserColumn(sql.ref('login_log.user_id')))).page;
 }
 
 /**
@@ -118,18 +121,20 @@ function fromCountTables(p: LoginLogPageInput['params'], direct: SelectQueryBuil
  * Deletes the given rows; ids that no longer exist, or whose rows are outside the caller's data
  * scope, are skipped alike (retention may have removed them meanwhile).
  */
-export async function deleteLoginLogs(deps: Deps, auth: AuthUser, ids: number[]): Promise<number> {
-  let q = deps.db.deleteFrom('login_log').where('id', 'in', idList(ids));
+export async function deleteLoginLogs(run: Runner, ids: number[]): Promise<number> {
+  const auth = await run.caller();
+  let q = qb.deleteFrom('login_log').where('id', 'in', idList(ids));
   if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('login_log.user_id')));
   // Rows returned, not numDeletedRows: D1's count includes what the count triggers (0011) wrote.
-  return (await q.returning('id').execute()).length;
+  return run.write({ batch: [q.returning('id').compile()], finish: ([deleted]) => deleted?.rows.length ?? 0 });
 }
 
 /** Deletes every row in the caller's data scope (everything for scope `all`). */
-export async function clearLoginLogs(deps: Deps, auth: AuthUser): Promise<number> {
-  const scope = await scopeCondition(deps, auth, byUserColumn(sql.ref('login_log.user_id')));
-  let q = deps.db.deleteFrom('login_log');
-  let n = deps.db.selectFrom('login_log').select((eb) => eb.fn.countAll<number>().as('n'));
+export async function clearLoginLogs(run: Runner): Promise<number> {
+  const auth = await run.caller();
+  const scope = await scopeCondition(run, auth, byUserColumn(sql.ref('login_log.user_id')));
+  let q = qb.deleteFrom('login_log');
+  let n = qb.selectFrom('login_log').select((eb) => eb.fn.countAll<number>().as('n'));
   if (scope) [q, n] = [q.where(scope), n.where(scope)];
-  return countedDelete(deps, n, q, scope ? undefined : 'login_log');
+  return run.write(countedDelete(n, q, scope ? undefined : 'login_log'));
 }

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { guarded } from '../../http/guard.ts';
 import { createRouter, jsonBody } from '../../http/router.ts';
-import { UserSchema } from '../users/user.model.ts';
+import { UserSchema } from '../users/index.ts';
 import { LoginUserInformation, UpdateInfoRequest, UpdatePasswordRequest } from './login-user.schemas.ts';
 import { loginUserInformation, updateInfo, updatePassword } from './login-user.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
@@ -43,15 +43,15 @@ const updatePasswordRoute = guarded(
     responses: okResponse('Changed', z.null()),
   }),
   // The row, the lock state and the failure counter in one batch with the auth statement.
-  { oplog: true, deferAuth: true },
+  { oplog: true },
 );
 
 export const loginUserRoutes = createRouter()
-  .openapi(infoRoute, async (c) => ok(c, await loginUserInformation(c.var.deps, c.var.auth)))
+  .openapi(infoRoute, async (c) => ok(c, await loginUserInformation(c.get('deps'), c.get('run'))))
   .openapi(updateInfoRoute, async (c) =>
-    ok(c, await updateInfo(c.var.deps, c.var.auth, c.req.valid('json'))),
+    ok(c, await updateInfo(c.get('deps'), c.get('run'), c.req.valid('json'))),
   )
   .openapi(updatePasswordRoute, async (c) => {
-    await updatePassword(c.var.deps, c.var.auth, c.req.valid('json'));
+    await updatePassword(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   });

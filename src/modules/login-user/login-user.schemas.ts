@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { UserSchema, selfProfileFields } from '../users/user.model.ts';
+import { UserSchema, selfProfileFields } from '../users/index.ts';
 
 export const RouterMenuSchema = z
   .object({

@@ -61,7 +61,7 @@ const editRoute = guarded(
     responses: { ...okResponse('The updated menu', MenuSchema), ...notFound, ...stale },
   }),
   // The current row is read first (a partial update is merged into it): with the auth statement.
-  { oplog: true, deferAuth: true },
+  { oplog: true },
 );
 
 const deleteRoute = guarded(
@@ -79,11 +79,11 @@ const deleteRoute = guarded(
 );
 
 export const menuRoutes = createRouter()
-  .openapi(treeRoute, async (c) => ok(c, await menuTree(c.var.deps)))
-  .openapi(detailRoute, async (c) => ok(c, await menuDetail(c.var.deps, c.req.valid('query').id)))
-  .openapi(addRoute, async (c) => ok(c, await addMenu(c.var.deps, c.var.auth, c.req.valid('json'))))
-  .openapi(editRoute, async (c) => ok(c, await editMenu(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(treeRoute, async (c) => ok(c, await menuTree(c.get('run'))))
+  .openapi(detailRoute, async (c) => ok(c, await menuDetail(c.get('run'), c.req.valid('query').id)))
+  .openapi(addRoute, async (c) => ok(c, await addMenu(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(editRoute, async (c) => ok(c, await editMenu(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(deleteRoute, async (c) => {
-    await deleteMenus(c.var.deps, c.req.valid('json').ids);
+    await deleteMenus(c.get('run'), c.req.valid('json').ids);
     return ok(c, null);
   });

@@ -1,13 +1,13 @@
 import { sql, type Selectable } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import type { MenusTable } from '../../db/schema.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
-import type { AuthUser } from '../../core/caller.ts';
 import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
+import { prepare, qb } from '../../db/compile.ts';
 import { idList } from '../../db/id-list.ts';
+import type { Runner } from '../../db/runner.ts';
 import type { Menu, MenuAddInput, MenuEditInput, MenuNode } from './menus.schemas.ts';
-import { isUniqueViolation } from '../../db/guards.ts';
 
 type MenuRow = Selectable<MenusTable>;
 
@@ -73,29 +73,30 @@ const notAncestor = (id: number, parentId: number) =>
 
 const noChildren = (id: number) => sql<boolean>`NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id = ${id})`;
 
-/** A taken route name (unique index menus_name) is a 409 naming it; anything else rethrows. */
-const uniqueName = (name: string | null) => (err: unknown): never => {
-  if (name !== null && isUniqueViolation(err)) throw conflict(nameTaken(name));
-  throw err;
-};
+/** A taken route name (unique index menus_name) is a 409 naming it. */
+const uniqueName = (name: string | null) => (name !== null ? { unique: nameTaken(name) } : {});
 
-async function loadRow(deps: Deps, id: number) {
-  return deps.db.selectFrom('menus').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+/** A menu by id, and the whole table in tree order: compiled once, bound per request. */
+const MENU_BY_ID = prepare<{ id: number }>((p) => qb.selectFrom('menus').select(COLUMNS).where('id', '=', p.id));
+const ALL_MENUS = prepare<Record<string, never>>(() => qb.selectFrom('menus').select(COLUMNS).orderBy('sort').orderBy('id'));
+
+function loadRow(run: Runner, id: number) {
+  return run.first<MenuRow>(MENU_BY_ID.bind({ id }));
 }
 
-export async function menuTree(deps: Deps): Promise<MenuNode[]> {
-  const rows = await deps.db.selectFrom('menus').select(COLUMNS).orderBy('sort').orderBy('id').execute();
+export async function menuTree(run: Runner): Promise<MenuNode[]> {
+  const rows = await run.rows<MenuRow>(ALL_MENUS.bind({}));
   return buildTree(rows.map(toMenu)) as MenuNode[];
 }
 
-export async function menuDetail(deps: Deps, id: number): Promise<Menu> {
-  const row = await loadRow(deps, id);
+export async function menuDetail(run: Runner, id: number): Promise<Menu> {
+  const row = await loadRow(run, id);
   if (!row) throw notFound(`Menu ${id} not found`);
   return toMenu(row);
 }
 
 /** Rules on the record as it would be stored; each failure names its field. */
-async function assertValid(deps: Deps, v: MenuValues, self?: { id: number; type: Menu['type']; parentId: number }, opts: { reads?: boolean } = {}) {
+async function assertValid(run: Runner, v: MenuValues, self?: { id: number; type: Menu['type']; parentId: number }, opts: { reads?: boolean } = {}) {
   if (v.type === 'button' && !v.permission) throw badRequest('permission: is required for a button (buttons exist to carry a code)');
   // `Menu<id>` is what an unnamed menu is called; only that menu may store it.
   const reserved = v.name ? /^menu(\d+)$/i.exec(v.name) : null;
@@ -104,16 +105,16 @@ async function assertValid(deps: Deps, v: MenuValues, self?: { id: number; type:
   // noChildren); when it writes nothing, the caller runs this again with reads to say why.
   if (opts.reads === false) return;
   if (self && v.type === 'button' && self.type !== 'button') {
-    const child = await deps.db.selectFrom('menus').select('id').where('parent_id', '=', self.id).executeTakeFirst();
+    const child = await run.first(qb.selectFrom('menus').select('id').where('parent_id', '=', self.id).compile());
     if (child) throw badRequest('type: a menu with children cannot become a button');
   }
   if (v.parentId === 0) return;
   if (self && v.parentId === self.id) throw badRequest('parentId: a menu cannot be its own parent');
-  const parent = await deps.db.selectFrom('menus').select(['id', 'type']).where('id', '=', v.parentId).executeTakeFirst();
+  const parent = await run.first<{ id: number; type: string }>(qb.selectFrom('menus').select(['id', 'type']).where('id', '=', v.parentId).compile());
   if (!parent) throw badRequest(`parentId: menu ${v.parentId} does not exist`);
   if (parent.type === 'button') throw badRequest('parentId: a button cannot have children');
   if (self && self.parentId !== v.parentId) {
-    const { rows } = await sql<{ one: number }>`SELECT 1 AS one WHERE NOT ${notAncestor(self.id, v.parentId)}`.execute(deps.db);
+    const rows = await run.rows(sql`SELECT 1 AS one WHERE NOT ${notAncestor(self.id, v.parentId)}`.compile(qb));
     if (rows.length) throw badRequest('parentId: a menu cannot be moved under itself or one of its descendants');
   }
 }
@@ -125,7 +126,8 @@ async function assertValid(deps: Deps, v: MenuValues, self?: { id: number; type:
  */
 const ONLY_SUPER_PERMISSION = 'permission: Only a super administrator can set or change the permission code of a menu';
 
-export async function addMenu(deps: Deps, auth: AuthUser, input: MenuAddInput): Promise<Menu> {
+export async function addMenu(deps: Ports, run: Runner, input: MenuAddInput): Promise<Menu> {
+  const auth = await run.caller();
   const v: MenuValues = {
     parentId: input.parentId ?? 0,
     title: input.title,
@@ -141,29 +143,33 @@ export async function addMenu(deps: Deps, auth: AuthUser, input: MenuAddInput): 
     status: input.status ?? 'enabled',
   };
   if (v.permission !== null && !auth.isSuperAdmin) throw forbidden(ONLY_SUPER_PERMISSION);
-  await assertValid(deps, v, undefined, { reads: false });
+  await assertValid(run, v, undefined, { reads: false });
   const now = isoNow(deps.clock);
   // INSERT … SELECT … WHERE: the parent check is part of the write, so a parent deleted or turned
   // into a button meanwhile cannot end up with an orphan or a child.
-  const { rows } = await sql<Record<string, unknown>>`INSERT INTO menus
+  const row = await run.write({
+    batch: [
+      sql`INSERT INTO menus
       (parent_id, title, type, path, component, icon, permission, sort, hidden, name, keep_alive, status, version, created_at, updated_at)
     SELECT ${v.parentId}, ${v.title}, ${v.type}, ${v.path}, ${v.component}, ${v.icon}, ${v.permission},
       ${v.sort}, ${v.hidden ? 1 : 0}, ${v.name}, ${v.keepAlive ? 1 : 0}, ${v.status}, 1, ${now}, ${now}
     WHERE ${parentOk(v.parentId)}
-    RETURNING ${sql.join(COLUMNS.map((c) => sql.ref(c)))}`
-    .execute(deps.db)
-    .catch(uniqueName(v.name));
-  const row = rows[0];
+    RETURNING ${sql.join(COLUMNS.map((c) => sql.ref(c)))}`.compile(qb),
+    ],
+    errors: uniqueName(v.name),
+    finish: ([inserted]) => inserted?.rows[0] as MenuRow | undefined,
+  });
   if (row === undefined) {
-    await assertValid(deps, v);
+    await assertValid(run, v);
     throw conflict('parentId: the parent menu changed meanwhile; reload and try again');
   }
   // The new record comes back from the INSERT itself (RETURNING): no read after it.
-  return toMenu(row as never);
+  return toMenu(row);
 }
 
-export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput): Promise<Menu> {
-  const cur = await loadRow(deps, input.id);
+export async function editMenu(deps: Ports, run: Runner, input: MenuEditInput): Promise<Menu> {
+  const cur = await loadRow(run, input.id);
+  const auth = await run.caller();
   if (!cur) throw notFound(`Menu ${input.id} not found`);
   const stale = () => conflict('version: the menu was changed by someone else; reload and try again');
   if (cur.version !== input.version) throw stale();
@@ -185,8 +191,8 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
   // The update below is conditional on the version read here, so `old.permission` is what it replaces.
   if (v.permission !== old.permission && !auth.isSuperAdmin) throw forbidden(ONLY_SUPER_PERMISSION);
   const self = { id: old.id, type: old.type, parentId: old.parentId };
-  await assertValid(deps, v, self, { reads: false });
-  const updated = await deps.db
+  await assertValid(run, v, self, { reads: false });
+  const update = qb
     .updateTable('menus')
     .set((eb) => ({
       parent_id: v.parentId,
@@ -208,16 +214,16 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
     .where('version', '=', input.version)
     .where(parentOk(v.parentId))
     .where(notAncestor(input.id, v.parentId))
-    .$if(v.type === 'button', (qb) => qb.where(noChildren(input.id)))
+    .$if(v.type === 'button', (q) => q.where(noChildren(input.id)))
     .returning(COLUMNS)
-    .executeTakeFirst()
-    .catch(uniqueName(v.name));
+    .compile();
+  const updated = await run.write({ batch: [update], errors: uniqueName(v.name), finish: ([done]) => done?.rows[0] as MenuRow | undefined });
   if (updated === undefined) {
     // Lost a race: say why, as the checks above would have.
-    const now = await loadRow(deps, input.id);
+    const now = await loadRow(run, input.id);
     if (!now) throw notFound(`Menu ${input.id} not found`);
     if (now.version !== input.version) throw stale();
-    await assertValid(deps, v, { ...self, parentId: -1 });
+    await assertValid(run, v, { ...self, parentId: -1 });
     throw stale();
   }
   // The record comes back from the UPDATE itself (RETURNING): no read after it.
@@ -228,19 +234,21 @@ export async function editMenu(deps: Deps, auth: AuthUser, input: MenuEditInput)
  * Deletes menus and their grants in one atomic write. All ids must exist (404 otherwise), and a
  * menu whose children are not deleted with it is refused (400), so no orphan ever appears.
  */
-export async function deleteMenus(deps: Deps, ids: number[]): Promise<void> {
-  const { db } = deps;
+export async function deleteMenus(run: Runner, ids: number[]): Promise<void> {
   const diagnose = async () => {
-    const found = new Set((await db.selectFrom('menus').select('id').where('id', 'in', idList(ids)).execute()).map((r) => r.id));
+    const found = new Set((await run.rows<{ id: number }>(qb.selectFrom('menus').select('id').where('id', 'in', idList(ids)).compile())).map((r) => r.id));
     const missing = ids.find((id) => !found.has(id));
     if (missing !== undefined) throw notFound(`Menu ${missing} not found`);
-    const child = await db
-      .selectFrom('menus')
-      .select(['id', 'parent_id'])
-      .where('parent_id', 'in', idList(ids))
-      .where('id', 'not in', idList(ids))
-      .orderBy('id')
-      .executeTakeFirst();
+    const child = await run.first<{ id: number; parent_id: number }>(
+      qb
+        .selectFrom('menus')
+        .select(['id', 'parent_id'])
+        .where('parent_id', 'in', idList(ids))
+        .where('id', 'not in', idList(ids))
+        .orderBy('id')
+        .limit(1)
+        .compile(),
+    );
     if (child) throw badRequest(`ids: menu ${child.parent_id} has children (e.g. menu ${child.id}); delete or move them first`);
   };
   // No read before the write: its condition enforces what diagnose tests, and diagnose runs only
@@ -249,11 +257,15 @@ export async function deleteMenus(deps: Deps, ids: number[]): Promise<void> {
   const list = idList(ids);
   const guard = sql<boolean>`((SELECT count(*) FROM menus WHERE id IN ${list}) = ${ids.length}
     AND NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id IN ${list} AND c.id NOT IN ${list}))`;
-  const [, deletedMenus] = await deps.atomic([
-    db.deleteFrom('role_menu').where('menu_id', 'in', list).where(guard).compile(),
-    db.deleteFrom('menus').where('id', 'in', list).where(guard).compile(),
-  ]);
-  if (Number(deletedMenus!.numAffectedRows) !== ids.length) {
+  const deleted = await run.write({
+    batch: [
+      qb.deleteFrom('role_menu').where('menu_id', 'in', list).where(guard).compile(),
+      qb.deleteFrom('menus').where('id', 'in', list).where(guard).returning('id').compile(),
+    ],
+    // Rows returned, not numAffectedRows: on D1 that includes what the menus' version trigger wrote (0018).
+    finish: ([, menus]) => menus?.rows.length ?? 0,
+  });
+  if (deleted !== ids.length) {
     await diagnose();
     throw conflict('ids: the menus changed meanwhile; reload and try again');
   }

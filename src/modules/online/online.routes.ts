@@ -37,8 +37,8 @@ const forceLogoutRoute = guarded(
 );
 
 export const onlineRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await pageOnline(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await pageOnline(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(forceLogoutRoute, async (c) => {
-    const revoked = await forceLogout(c.var.deps, c.var.auth, c.req.valid('json').sessionIds);
+    const revoked = await forceLogout(c.get('deps'), c.get('run'), c.req.valid('json').sessionIds);
     return ok(c, { revoked });
   });

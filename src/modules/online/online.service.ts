@@ -1,22 +1,22 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import { whereContains } from '../../core/pagination.ts';
-import { byUserRow, scopedPage } from '../access/scoped-page.ts';
+import { byUserRow, scopedPage } from '../../access/scoped-page.ts';
 import { isoNow } from '../../core/time.ts';
 import type { OnlinePageInput } from './online.schemas.ts';
-import type { AuthUser } from '../../core/caller.ts';
 import { SUPER_ADMIN_ROLE } from '../../core/permissions.ts';
+import { qb } from '../../db/compile.ts';
 import { guardStatement } from '../../db/guards.ts';
-import { accessWrite } from '../access/access-write.ts';
-import { userAuthorityGuard } from '../access/containment.ts';
-import { callerScope, scopeFilter, userInScope } from '../access/data-scope.ts';
+import type { Runner } from '../../db/runner.ts';
+import { userAuthorityGuard } from '../../access/containment.ts';
+import { userInScope } from '../../access/data-scope.ts';
 
 const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`u.login_name COLLATE NOCASE`, ip: 's.ip' };
 
 /** Live sessions only (not revoked, not expired) of users in the caller's data scope, with their login name. */
-export async function pageOnline(deps: Deps, auth: AuthUser, req: OnlinePageInput) {
+export async function pageOnline(deps: Ports, run: Runner, req: OnlinePageInput) {
   const options = (scope: RawBuilder<boolean> | undefined) => {
-    let filtered = deps.db
+    let filtered = qb
       .selectFrom('sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .where('s.revoked_at', 'is', null)
@@ -27,8 +27,8 @@ export async function pageOnline(deps: Deps, auth: AuthUser, req: OnlinePageInpu
     return {
       maxPageSize: deps.config.PAGE_SIZE_MAX,
       filtered,
-      select: (qb: SelectQueryBuilder<any, any, any>) =>
-        qb.select(['s.id', 's.user_id', 'u.login_name', 's.ip', 's.user_agent', 's.browser', 's.os', 's.login_at', 's.expires_at']),
+      select: (q: SelectQueryBuilder<any, any, any>) =>
+        q.select(['s.id', 's.user_id', 'u.login_name', 's.ip', 's.user_agent', 's.browser', 's.os', 's.login_at', 's.expires_at']),
       sortColumns: SORT,
       defaultSort: 'loginAt' as const,
       idColumn: 's.id',
@@ -45,7 +45,7 @@ export async function pageOnline(deps: Deps, auth: AuthUser, req: OnlinePageInpu
       }),
     };
   };
-  return (await scopedPage(deps, auth, req, options, byUserRow(sql.ref('u.org_id'), sql.ref('u.id')))).page;
+  return (await scopedPage(run, req, options, byUserRow(sql.ref('u.org_id'), sql.ref('u.id')))).page;
 }
 
 /**
@@ -56,8 +56,8 @@ export async function pageOnline(deps: Deps, auth: AuthUser, req: OnlinePageInpu
  * within the caller's authority (403), and a super admin's session is for super admins only (403).
  * Returns how many were revoked.
  */
-export async function forceLogout(deps: Deps, auth: AuthUser, sessionIds: string[]): Promise<number> {
-  const { db } = deps;
+export async function forceLogout(deps: Ports, run: Runner, sessionIds: string[]): Promise<number> {
+  const auth = await run.caller();
   // One bound parameter for the whole list: with up to 100 ids plus the others D1 would refuse it.
   const list = sql<string>`(SELECT value FROM json_each(${JSON.stringify(sessionIds)}))`;
   const owners = auth.isSuperAdmin
@@ -66,12 +66,11 @@ export async function forceLogout(deps: Deps, auth: AuthUser, sessionIds: string
         WHERE fs.id IN ${list} AND fs.revoked_at IS NULL AND ${userInScope(auth.userId, sql.ref('fu.id'), sql.ref('fu.org_id'))})`;
   const superOwner = sql`EXISTS (SELECT 1 FROM user_role sur JOIN roles sr ON sr.id = sur.role_id
     WHERE sur.user_id IN ${owners} AND sr.code = ${SUPER_ADMIN_ROLE})`;
-  const results = await accessWrite(
-    deps,
-    [
-      ...(auth.isSuperAdmin ? [] : [guardStatement(db, 'super_admin_only', superOwner)]),
-      ...userAuthorityGuard(deps, auth, owners),
-      db
+  return run.write({
+    batch: [
+      ...(auth.isSuperAdmin ? [] : [guardStatement('super_admin_only', superOwner)]),
+      ...userAuthorityGuard(auth, owners),
+      qb
         .updateTable('sessions')
         .set({ revoked_at: isoNow(deps.clock) })
         .where('id', 'in', list)
@@ -79,10 +78,12 @@ export async function forceLogout(deps: Deps, auth: AuthUser, sessionIds: string
         .where('user_id', 'in', owners)
         .compile(),
     ],
-    {
-      superAdminOnly: "Only a super administrator can end a super administrator's session",
-      outsideAuthority: 'Refused: outside your authority (a session belongs to a user who holds a permission or a data scope that you do not hold)',
+    errors: {
+      messages: {
+        super_admin_only: "Only a super administrator can end a super administrator's session",
+        outside_authority: 'Refused: outside your authority (a session belongs to a user who holds a permission or a data scope that you do not hold)',
+      },
     },
-  );
-  return Number(results.at(-1)?.numAffectedRows ?? 0);
+    finish: (results) => Number(results.at(-1)?.numAffectedRows ?? 0),
+  });
 }

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { idQuerySchema } from '../../core/pagination.ts';
 import { guarded } from '../../http/guard.ts';
 import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
-import { DeletedCount } from '../login-logs/login-logs.schemas.ts';
+import { DeletedCount } from '../../core/schemas.ts';
 import { OpLogDeleteRequest, OpLogSchema, OpLogPage, OpLogPageRequest } from './op-logs.schemas.ts';
 import { clearOpLogs, deleteOpLogs, opLogDetail, pageOpLogs } from './op-logs.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
@@ -63,7 +63,7 @@ const clearRoute = guarded(
 );
 
 export const opLogRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await pageOpLogs(c.var.deps, c.var.auth, c.req.valid('json'))))
-  .openapi(detailRoute, async (c) => ok(c, await opLogDetail(c.var.deps, c.var.auth, c.req.valid('query').id)))
-  .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteOpLogs(c.var.deps, c.var.auth, c.req.valid('json').ids) }))
-  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearOpLogs(c.var.deps, c.var.auth) }));
+  .openapi(pageRoute, async (c) => ok(c, await pageOpLogs(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(detailRoute, async (c) => ok(c, await opLogDetail(c.get('run'), c.req.valid('query').id)))
+  .openapi(deleteRoute, async (c) => ok(c, { deleted: await deleteOpLogs(c.get('run'), c.req.valid('json').ids) }))
+  .openapi(clearRoute, async (c) => ok(c, { deleted: await clearOpLogs(c.get('run')) }));

@@ -1,14 +1,15 @@
 import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import type { OpLogTable } from '../../db/schema.ts';
 import { notFound } from '../../core/errors.ts';
 import { createdBounds, PROBE_ROWS, startsWith, whereCreatedBetween, whereStartsWith } from '../../core/pagination.ts';
 import { countByDays, countByKeys, countByTree, countedDelete, countWithinDates } from '../../db/log-counts.ts';
 import type { OpLog, OpLogPageInput } from './op-logs.schemas.ts';
-import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
+import { prepare, qb } from '../../db/compile.ts';
 import { idList } from '../../db/id-list.ts';
-import { rowOfUserInScope } from '../access/data-scope.ts';
-import { byUserColumn, scopeCondition, scopedPage } from '../access/scoped-page.ts';
+import type { Runner } from '../../db/runner.ts';
+import { rowOfUserInScope } from '../../access/data-scope.ts';
+import { byUserColumn, scopeCondition, scopedPage } from '../../access/scoped-page.ts';
 
 /** Rows concern their operator; rows with no known operator only under scope `all`. */
 const OP_SCOPE = byUserColumn(sql.ref('op_log.operator_id'));
@@ -50,13 +51,13 @@ function toOpLog(r: Selectable<OpLogTable>): OpLog {
 const BROAD = 1000;
 
 /** Whether operator_name starts with `text` on at least BROAD rows; reads at most BROAD index entries. */
-async function isBroadName(deps: Deps, text: string) {
-  const probe = whereStartsWith(deps.db.selectFrom('op_log').select('id'), 'operator_name', text, { nocase: true }).limit(BROAD);
-  const row = await deps.db.selectFrom(probe.as('p')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+async function isBroadName(run: Runner, text: string) {
+  const probe = whereStartsWith(qb.selectFrom('op_log').select('id'), 'operator_name', text, { nocase: true }).limit(BROAD);
+  const row = await run.first<{ n: number }>(qb.selectFrom(probe.as('p')).select((eb) => eb.fn.countAll<number>().as('n')).compile());
   return Number(row?.n ?? 0) >= BROAD;
 }
 
-export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput) {
+export async function pageOpLogs(deps: Ports, run: Runner, req: OpLogPageInput) {
   const p = req.params;
   // A name prefix, newest first, as the login log does: one statement that walks created_at and
   // filters when the newest PROBE_ROWS rows hold the page (many recent matches), else sorts the
@@ -64,18 +65,18 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
   // the whole log). Pages beyond the probe's reach choose in two steps (isBroadName).
   const named = p.operatorName !== undefined && (req.sortField ?? 'createdAt') === 'createdAt';
   const seek = named && req.pageNo * req.pageSize <= PROBE_ROWS;
-  const walkTime = seek || (named && (await isBroadName(deps, p.operatorName!)));
+  const walkTime = seek || (named && (await isBroadName(run, p.operatorName!)));
   const options = (scope: RawBuilder<boolean> | undefined) => {
     /** `named` false: without the name prefix (the probe's sort walk). */
     const build = (unindexed: boolean, named = true) => {
-      let qb = deps.db.selectFrom('op_log');
-      if (p.module) qb = qb.where('module', '=', p.module);
-      if (p.action) qb = qb.where('action', '=', p.action);
-      if (named) qb = whereStartsWith(qb, 'operator_name', p.operatorName, { nocase: true, unindexed });
-      if (p.status !== undefined) qb = qb.where('status', '=', p.status);
+      let q = qb.selectFrom('op_log');
+      if (p.module) q = q.where('module', '=', p.module);
+      if (p.action) q = q.where('action', '=', p.action);
+      if (named) q = whereStartsWith(q, 'operator_name', p.operatorName, { nocase: true, unindexed });
+      if (p.status !== undefined) q = q.where('status', '=', p.status);
       // The scope last: an AND chain nests leftwards, and D1 refuses expressions deeper than 100.
-      if (scope) qb = qb.where(scope);
-      return whereCreatedBetween(qb, 'created_at', p);
+      if (scope) q = q.where(scope);
+      return whereCreatedBetween(q, 'created_at', p);
     };
     // The count tables hold every row: they answer only for scope `all` (no scope condition).
     const total = scope ? undefined : fromCountTables(p, build(false));
@@ -85,15 +86,15 @@ export async function pageOpLogs(deps: Deps, auth: AuthUser, req: OpLogPageInput
       counted: build(false),
       matchFirst: seek ? build(false, false) : undefined,
       seek: seek ? build(false) : undefined,
-      count: total && deps.db.selectNoFrom(total.as('n')),
-      select: (qb: SelectQueryBuilder<any, any, any>) => qb.select(COLUMNS),
+      count: total && qb.selectNoFrom(total.as('n')),
+      select: (q: SelectQueryBuilder<any, any, any>) => q.select(COLUMNS),
       sortColumns: SORT,
       defaultSort: 'createdAt' as const,
       idColumn: 'id',
       map: (r: Selectable<OpLogTable>) => toOpLog(r),
     };
   };
-  return (await scopedPage(deps, auth, req, options, OP_SCOPE)).page;
+  return (await scopedPage(run, req, options, OP_SCOPE)).page;
 }
 
 /**
@@ -130,30 +131,37 @@ function fromCountTables(p: OpLogPageInput['params'], direct: SelectQueryBuilder
   return countWithinDates({ log: 'op_log', rest, matching, all: everyDay, inDays, from, to, direct });
 }
 
-export async function opLogDetail(deps: Deps, auth: AuthUser, id: number) {
-  let q = deps.db.selectFrom('op_log').selectAll().where('id', '=', id);
-  if (!knownSuperAdmin(auth)) q = q.where(rowOfUserInScope(auth.userId, sql.ref('op_log.operator_id')));
-  const row = await q.executeTakeFirst();
+// One row by id, for anyone or if `caller`'s scope covers its operator: compiled once, bound per request.
+const OP_LOG_BY_ID = prepare<{ id: number }>((p) => qb.selectFrom('op_log').selectAll().where('id', '=', p.id));
+const OP_LOG_IN_SCOPE = prepare<{ id: number; caller: number }>((p) =>
+  qb.selectFrom('op_log').selectAll().where('id', '=', p.id).where(rowOfUserInScope(p.caller, sql.ref('op_log.operator_id'))),
+);
+
+export async function opLogDetail(run: Runner, id: number) {
+  const stmt = run.knownSuper ? OP_LOG_BY_ID.bind({ id }) : OP_LOG_IN_SCOPE.bind({ id, caller: run.userId });
+  const row = await run.first<Selectable<OpLogTable>>(stmt);
   if (!row) throw notFound(`Operation log ${id} not found`);
   return toOpLog(row);
 }
 
 /** Deletes the given rows; ids that no longer exist, or outside the caller's data scope, are skipped. */
-export async function deleteOpLogs(deps: Deps, auth: AuthUser, ids: number[]): Promise<number> {
-  let q = deps.db.deleteFrom('op_log').where('id', 'in', idList(ids));
+export async function deleteOpLogs(run: Runner, ids: number[]): Promise<number> {
+  const auth = await run.caller();
+  let q = qb.deleteFrom('op_log').where('id', 'in', idList(ids));
   if (!auth.isSuperAdmin) q = q.where(rowOfUserInScope(auth.userId, sql.ref('op_log.operator_id')));
   // Rows returned, not numDeletedRows: D1's count includes what the count triggers (0011) wrote.
-  return (await q.returning('id').execute()).length;
+  return run.write({ batch: [q.returning('id').compile()], finish: ([deleted]) => deleted?.rows.length ?? 0 });
 }
 
 /**
  * Deletes every row in the caller's data scope (everything for scope `all`). The recorder writes this request's own row after the handler returns,
  * so a cleared log still shows who cleared it.
  */
-export async function clearOpLogs(deps: Deps, auth: AuthUser): Promise<number> {
-  const scope = await scopeCondition(deps, auth, OP_SCOPE);
-  let q = deps.db.deleteFrom('op_log');
-  let n = deps.db.selectFrom('op_log').select((eb) => eb.fn.countAll<number>().as('n'));
+export async function clearOpLogs(run: Runner): Promise<number> {
+  const auth = await run.caller();
+  const scope = await scopeCondition(run, auth, OP_SCOPE);
+  let q = qb.deleteFrom('op_log');
+  let n = qb.selectFrom('op_log').select((eb) => eb.fn.countAll<number>().as('n'));
   if (scope) [q, n] = [q.where(scope), n.where(scope)];
-  return countedDelete(deps, n, q, scope ? undefined : 'op_log');
+  return run.write(countedDelete(n, q, scope ? undefined : 'op_log'));
 }

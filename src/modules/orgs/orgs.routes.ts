@@ -81,11 +81,11 @@ const deleteRoute = guarded(
 );
 
 export const orgRoutes = createRouter()
-  .openapi(treeRoute, async (c) => ok(c, await orgTree(c.var.deps, c.var.auth)))
-  .openapi(detailRoute, async (c) => ok(c, await orgDetail(c.var.deps, c.var.auth, c.req.valid('query').id)))
-  .openapi(addRoute, async (c) => ok(c, await addOrg(c.var.deps, c.var.auth, c.req.valid('json'))))
-  .openapi(editRoute, async (c) => ok(c, await editOrg(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(treeRoute, async (c) => ok(c, await orgTree(c.get('run'))))
+  .openapi(detailRoute, async (c) => ok(c, await orgDetail(c.get('run'), c.req.valid('query').id)))
+  .openapi(addRoute, async (c) => ok(c, await addOrg(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(editRoute, async (c) => ok(c, await editOrg(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(deleteRoute, async (c) => {
-    await deleteOrgs(c.var.deps, c.var.auth, c.req.valid('json').ids);
+    await deleteOrgs(c.get('run'), c.req.valid('json').ids);
     return ok(c, null);
   });

@@ -1,14 +1,16 @@
 import { sql, type CompiledQuery, type RawBuilder, type Selectable } from 'kysely';
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import type { OrgsTable } from '../../db/schema.ts';
-import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
+import type { Caller } from '../../core/caller.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import { guardStatement } from '../../db/guards.ts';
 import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
+import { prepare, qb } from '../../db/compile.ts';
 import { idList } from '../../db/id-list.ts';
-import { accessWrite, explainedWrite } from '../access/access-write.ts';
-import { callerScope, orgInScope, scopeAll, scopeOrgs } from '../access/data-scope.ts';
+import { lastRow, writeOf } from '../../db/plan.ts';
+import type { Runner } from '../../db/runner.ts';
+import { callerScope, orgInScope, scopeAll, scopeOrgs } from '../../access/data-scope.ts';
 import type { Org, OrgAddInput, OrgEditInput, OrgNode } from './orgs.schemas.ts';
 
 type OrgRow = Selectable<OrgsTable>;
@@ -35,52 +37,72 @@ const NOT_FOUND = (id: number) => `Organisation ${id} not found`;
 const PARENT_OUTSIDE = 'parentId: outside your data scope (you can only place organisations under one you see)';
 const ROOT_OUTSIDE = 'parentId: only a caller whose data scope is `all` can add or move an organisation to the root';
 
+/** Who sees: the caller's id, and whether they are known to be a super admin (then: everything). */
+interface Viewer {
+  userId: number;
+  isSuperAdmin: boolean;
+}
+const viewerOf = (run: Runner): Viewer => ({ userId: run.userId, isSuperAdmin: run.knownSuper });
+
 /** Organisation `org` (SQL value) is visible to the caller: `all`, or in their scope. */
-const visible = (auth: AuthUser, org: RawBuilder<unknown> | number) =>
-  knownSuperAdmin(auth) ? sql<boolean>`1` : sql<boolean>`(${scopeAll(auth.userId)} OR ${orgInScope(auth.userId, sql`${org}`)})`;
+const visible = (auth: Viewer, org: RawBuilder<unknown> | number) =>
+  auth.isSuperAdmin ? sql<boolean>`1` : sql<boolean>`(${scopeAll(auth.userId)} OR ${orgInScope(auth.userId, sql`${org}`)})`;
 
 /** Guard: `parentId` is a place the caller may put an organisation (the root needs scope `all`). */
-function parentGuard(deps: Deps, auth: AuthUser, parentId: number): CompiledQuery[] {
+function parentGuard(auth: Caller, parentId: number): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
   const broken = parentId === 0 ? sql`NOT ${scopeAll(auth.userId)}` : sql`NOT ${visible(auth, parentId)}`;
-  return [guardStatement(deps.db, 'outside_authority', broken)];
+  return [guardStatement('outside_authority', broken)];
 }
 
-async function findVisible(deps: Deps, auth: AuthUser, id: number): Promise<OrgRow | undefined> {
-  return deps.db.selectFrom('orgs').select(COLUMNS).where('id', '=', id).where(visible(auth, sql.ref('orgs.id'))).executeTakeFirst();
+// Compiled once, bound per request: an organisation by id (for anyone, or if `caller` sees it), and
+// the tree (everything, or what `caller` sees; the scope as SQL, so the read travels with the auth row).
+const ORG_BY_ID = prepare<{ id: number }>((p) => qb.selectFrom('orgs').select(COLUMNS).where('id', '=', p.id));
+const ORG_IN_SCOPE = prepare<{ id: number; caller: number }>((p) =>
+  qb.selectFrom('orgs').select(COLUMNS).where('id', '=', p.id).where(visible({ userId: p.caller, isSuperAdmin: false }, sql.ref('orgs.id'))),
+);
+const ALL_ORGS = prepare<Record<string, never>>(() => qb.selectFrom('orgs').select(COLUMNS).orderBy('sort').orderBy('id'));
+const ORGS_IN_SCOPE = prepare<{ caller: number }>((p) =>
+  qb
+    .selectFrom('orgs')
+    .select(COLUMNS)
+    .where(sql<boolean>`(${scopeAll(p.caller)} OR orgs.id IN ${scopeOrgs(p.caller)})`)
+    .orderBy('sort')
+    .orderBy('id'),
+);
+
+function findVisible(run: Runner, auth: Viewer, id: number): Promise<OrgRow | undefined> {
+  return run.first<OrgRow>(auth.isSuperAdmin ? ORG_BY_ID.bind({ id }) : ORG_IN_SCOPE.bind({ id, caller: auth.userId }));
 }
 
 /** The organisations in the caller's scope, as a forest (an org whose parent is hidden is a root). */
-export async function orgTree(deps: Deps, auth: AuthUser): Promise<OrgNode[]> {
-  // The scope as SQL (not read first): one statement, which on D1 travels with the auth row.
-  let q = deps.db.selectFrom('orgs').select(COLUMNS);
-  if (!knownSuperAdmin(auth)) q = q.where(sql<boolean>`(${scopeAll(auth.userId)} OR orgs.id IN ${scopeOrgs(auth.userId)})`);
-  const rows = await q.orderBy('sort').orderBy('id').execute();
+export async function orgTree(run: Runner): Promise<OrgNode[]> {
+  const rows = await run.rows<OrgRow>(run.knownSuper ? ALL_ORGS.bind({}) : ORGS_IN_SCOPE.bind({ caller: run.userId }));
   return buildTree(rows.map(toOrg)) as OrgNode[];
 }
 
-export async function orgDetail(deps: Deps, auth: AuthUser, id: number): Promise<Org> {
-  const row = await findVisible(deps, auth, id);
+export async function orgDetail(run: Runner, id: number): Promise<Org> {
+  const row = await findVisible(run, viewerOf(run), id);
   if (!row) throw notFound(NOT_FOUND(id));
   return toOrg(row);
 }
 
 /** Why a parent is refused, checked before the write for a clear answer (the write re-checks). */
-async function assertParent(deps: Deps, auth: AuthUser, parentId: number) {
+async function assertParent(run: Runner, auth: Caller, parentId: number) {
   if (parentId === 0) {
-    if (!auth.isSuperAdmin && !(await callerScope(deps, auth)).all) throw forbidden(ROOT_OUTSIDE);
+    if (!auth.isSuperAdmin && !(await callerScope(run)).all) throw forbidden(ROOT_OUTSIDE);
     return;
   }
-  const exists = await deps.db.selectFrom('orgs').select('id').where('id', '=', parentId).executeTakeFirst();
+  const exists = await run.first(qb.selectFrom('orgs').select('id').where('id', '=', parentId).compile());
   if (!exists) throw badRequest(`parentId: organisation ${parentId} does not exist`);
-  if (!(await findVisible(deps, auth, parentId))) throw forbidden(PARENT_OUTSIDE);
+  if (!(await findVisible(run, auth, parentId))) throw forbidden(PARENT_OUTSIDE);
 }
 
 /** Closure rows for a new org `self` (an SQL value) under `parentId`: itself, and the parent's ancestors. */
-function closureInsert(deps: Deps, self: RawBuilder<unknown>, parentId: number): CompiledQuery {
+function closureInsert(self: RawBuilder<unknown>, parentId: number): CompiledQuery {
   return sql`INSERT INTO org_closure (ancestor_id, descendant_id, depth)
     SELECT ${self}, ${self}, 0 WHERE ${self} IS NOT NULL
-    UNION ALL SELECT p.ancestor_id, ${self}, p.depth + 1 FROM org_closure p WHERE p.descendant_id = ${parentId} AND ${self} IS NOT NULL`.compile(deps.db);
+    UNION ALL SELECT p.ancestor_id, ${self}, p.depth + 1 FROM org_closure p WHERE p.descendant_id = ${parentId} AND ${self} IS NOT NULL`.compile(qb);
 }
 
 /**
@@ -88,8 +110,8 @@ function closureInsert(deps: Deps, self: RawBuilder<unknown>, parentId: number):
  * scope (403; the root only for scope `all`); the code is unique (409). One batch: the row, its
  * closure rows, and the scope guard evaluated at write time.
  */
-export async function addOrg(deps: Deps, auth: AuthUser, input: OrgAddInput): Promise<Org> {
-  const { db } = deps;
+export async function addOrg(deps: Ports, run: Runner, input: OrgAddInput): Promise<Org> {
+  const auth = await run.caller();
   const parentId = input.parentId ?? 0;
   // No read before the batch: the parent rule is its guard (and the insert's condition), a taken
   // code its unique index (409), and the new row is read back by its last statement. assertParent
@@ -97,25 +119,21 @@ export async function addOrg(deps: Deps, auth: AuthUser, input: OrgAddInput): Pr
   const now = isoNow(deps.clock);
   const parentOk = sql<boolean>`(${parentId} = 0 OR EXISTS (SELECT 1 FROM orgs p WHERE p.id = ${parentId}))`;
   const newId = sql`(SELECT n.id FROM orgs n WHERE n.code = ${input.code} COLLATE NOCASE)`;
-  const results = await explainedWrite(
-    () =>
-      accessWrite(
-        deps,
-        [
-          ...parentGuard(deps, auth, parentId),
-          sql`INSERT INTO orgs (parent_id, name, code, sort, status, remark, version, created_at, updated_at)
-            SELECT ${parentId}, ${input.name}, ${input.code}, ${input.sort ?? 0}, ${input.status ?? 'enabled'}, ${input.remark ?? null}, 1, ${now}, ${now}
-            WHERE ${parentOk}`.compile(db),
-          closureInsert(deps, newId, parentId),
-          db.selectFrom('orgs').select(COLUMNS).where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).compile(),
-        ],
-        { unique: codeTaken(input.code), outsideAuthority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE },
-      ),
-    () => assertParent(deps, auth, parentId),
-  );
-  const row = results.at(-1)?.rows[0] as OrgRow | undefined;
+  const row = await run.write({
+    batch: [
+      ...parentGuard(auth, parentId),
+      sql`INSERT INTO orgs (parent_id, name, code, sort, status, remark, version, created_at, updated_at)
+        SELECT ${parentId}, ${input.name}, ${input.code}, ${input.sort ?? 0}, ${input.status ?? 'enabled'}, ${input.remark ?? null}, 1, ${now}, ${now}
+        WHERE ${parentOk}`.compile(qb),
+      closureInsert(newId, parentId),
+      qb.selectFrom('orgs').select(COLUMNS).where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).compile(),
+    ],
+    errors: { unique: codeTaken(input.code), messages: { outside_authority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE } },
+    explain: () => assertParent(run, auth, parentId),
+    finish: (results) => lastRow<OrgRow>(results),
+  });
   if (!row) {
-    await assertParent(deps, auth, parentId);
+    await assertParent(run, auth, parentId);
     throw conflict('parentId: the parent organisation changed meanwhile; reload and try again');
   }
   return toOrg(row);
@@ -126,15 +144,15 @@ export async function addOrg(deps: Deps, auth: AuthUser, input: OrgAddInput): Pr
  * the org itself or a descendant (400, also checked inside the write so two crossing moves cannot
  * build a cycle together); the closure rows of the moved subtree are rewritten in the same batch.
  */
-export async function editOrg(deps: Deps, auth: AuthUser, input: OrgEditInput): Promise<Org> {
-  const { db } = deps;
+export async function editOrg(deps: Ports, run: Runner, input: OrgEditInput): Promise<Org> {
+  const auth = await run.caller();
   const stale = 'version: the organisation was changed by someone else; reload and try again';
   // The current row is read first only for a move or a new code (the checks compare with it);
   // otherwise scope and version are guards of the batch, which reads its answer back, and the
-  // read runs only to explain a refusal (explainedWrite): 2 round trips with auth.
+  // read runs only to explain a refusal (the plan's explain): 2 round trips with auth.
   const readFirst = input.parentId !== undefined || input.code !== undefined;
   const current = async () => {
-    const cur = await findVisible(deps, auth, input.id);
+    const cur = await findVisible(run, auth, input.id);
     if (!cur) throw notFound(NOT_FOUND(input.id));
     if (cur.version !== input.version) throw conflict(stale);
     return cur;
@@ -144,12 +162,14 @@ export async function editOrg(deps: Deps, auth: AuthUser, input: OrgEditInput): 
   const moving = cur !== undefined && parentId !== undefined && parentId !== cur.parent_id;
   if (moving && parentId !== undefined) {
     if (parentId === input.id) throw badRequest('parentId: an organisation cannot be its own parent');
-    const under = await db.selectFrom('org_closure').select('depth').where('ancestor_id', '=', input.id).where('descendant_id', '=', parentId).executeTakeFirst();
+    const under = await run.first(
+      qb.selectFrom('org_closure').select('depth').where('ancestor_id', '=', input.id).where('descendant_id', '=', parentId).compile(),
+    );
     if (under) throw badRequest('parentId: an organisation cannot be moved under itself or one of its descendants');
-    await assertParent(deps, auth, parentId);
+    await assertParent(run, auth, parentId);
   }
   if (cur && input.code !== undefined && input.code.toLowerCase() !== cur.code.toLowerCase()) {
-    const taken = await db.selectFrom('orgs').select('id').where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).executeTakeFirst();
+    const taken = await run.first(qb.selectFrom('orgs').select('id').where(sql<boolean>`code = ${input.code} COLLATE NOCASE`).compile());
     if (taken) throw conflict(codeTaken(input.code));
   }
   const set: Record<string, unknown> = parentId === undefined ? {} : { parent_id: parentId };
@@ -160,18 +180,18 @@ export async function editOrg(deps: Deps, auth: AuthUser, input: OrgEditInput): 
   if (input.remark !== undefined) set.remark = input.remark;
   const id = input.id;
   const queries: CompiledQuery[] = [];
-  if (!auth.isSuperAdmin) queries.push(guardStatement(db, 'out_of_scope', sql`NOT ${visible(auth, id)}`));
-  if (moving) queries.push(...parentGuard(deps, auth, parentId));
-  queries.push(guardStatement(db, 'stale_version', sql`NOT EXISTS (SELECT 1 FROM orgs WHERE id = ${id} AND version = ${input.version})`));
+  if (!auth.isSuperAdmin) queries.push(guardStatement('out_of_scope', sql`NOT ${visible(auth, id)}`));
+  if (moving) queries.push(...parentGuard(auth, parentId));
+  queries.push(guardStatement('stale_version', sql`NOT EXISTS (SELECT 1 FROM orgs WHERE id = ${id} AND version = ${input.version})`));
   if (moving) {
     queries.push(
-      guardStatement(db, 'org_cycle', sql`EXISTS (SELECT 1 FROM org_closure WHERE ancestor_id = ${id} AND descendant_id = ${parentId})`),
+      guardStatement('org_cycle', sql`EXISTS (SELECT 1 FROM org_closure WHERE ancestor_id = ${id} AND descendant_id = ${parentId})`),
       // The new parent must exist: else the org would hang under nothing.
-      guardStatement(db, 'out_of_scope', sql`${parentId} <> 0 AND NOT EXISTS (SELECT 1 FROM orgs WHERE id = ${parentId})`),
+      guardStatement('out_of_scope', sql`${parentId} <> 0 AND NOT EXISTS (SELECT 1 FROM orgs WHERE id = ${parentId})`),
     );
   }
   queries.push(
-    db
+    qb
       .updateTable('orgs')
       .set((eb) => ({ ...set, version: eb('version', '+', 1), updated_at: isoNow(deps.clock) }))
       .where('id', '=', id)
@@ -180,26 +200,30 @@ export async function editOrg(deps: Deps, auth: AuthUser, input: OrgEditInput): 
   if (moving) {
     const subtree = sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = ${id})`;
     // Cut the subtree from its old ancestors, then hang it under the new parent's ancestors.
-    queries.push(sql`DELETE FROM org_closure WHERE descendant_id IN ${subtree} AND ancestor_id NOT IN ${subtree}`.compile(db));
+    queries.push(sql`DELETE FROM org_closure WHERE descendant_id IN ${subtree} AND ancestor_id NOT IN ${subtree}`.compile(qb));
     if (parentId !== 0) {
       queries.push(
         sql`INSERT INTO org_closure (ancestor_id, descendant_id, depth)
           SELECT p.ancestor_id, c.descendant_id, p.depth + c.depth + 1
-          FROM org_closure p, org_closure c WHERE p.descendant_id = ${parentId} AND c.ancestor_id = ${id}`.compile(db),
+          FROM org_closure p, org_closure c WHERE p.descendant_id = ${parentId} AND c.ancestor_id = ${id}`.compile(qb),
       );
     }
   }
   // The answer, read back by the batch itself.
-  queries.push(db.selectFrom('orgs').select(COLUMNS).where('id', '=', id).where(visible(auth, sql.ref('orgs.id'))).compile());
-  const write = () =>
-    accessWrite(deps, queries, {
-      stale,
+  queries.push(qb.selectFrom('orgs').select(COLUMNS).where('id', '=', id).where(visible(auth, sql.ref('orgs.id'))).compile());
+  const row = await run.write({
+    batch: queries,
+    errors: {
       unique: codeTaken(input.code ?? ''),
-      outOfScope: moving ? `parentId: organisation ${parentId} does not exist` : NOT_FOUND(id),
-      outsideAuthority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE,
-    });
-  const results = readFirst ? await write() : await explainedWrite(write, current);
-  const row = results.at(-1)?.rows[0] as OrgRow | undefined;
+      messages: {
+        stale_version: stale,
+        out_of_scope: moving ? `parentId: organisation ${parentId} does not exist` : NOT_FOUND(id),
+        outside_authority: parentId === 0 ? ROOT_OUTSIDE : PARENT_OUTSIDE,
+      },
+    },
+    explain: readFirst ? undefined : current,
+    finish: (results) => lastRow<OrgRow>(results),
+  });
   if (!row) throw notFound(NOT_FOUND(id));
   return toOrg(row);
 }
@@ -209,14 +233,18 @@ export async function editOrg(deps: Deps, auth: AuthUser, input: OrgEditInput): 
  * as for an unknown id), and none may keep children outside the request or users (400). Custom
  * scopes that listed a deleted org lose it.
  */
-export async function deleteOrgs(deps: Deps, auth: AuthUser, ids: number[]): Promise<void> {
-  const { db } = deps;
+export async function deleteOrgs(run: Runner, ids: number[]): Promise<void> {
+  const auth = await run.caller();
   const list = idList(ids);
   const diagnose = async () => {
-    for (const id of ids) if (!(await findVisible(deps, auth, id))) return notFound(NOT_FOUND(id));
-    const child = await db.selectFrom('orgs').select(['id', 'parent_id']).where('parent_id', 'in', list).where('id', 'not in', idList(ids)).orderBy('id').executeTakeFirst();
+    for (const id of ids) if (!(await findVisible(run, auth, id))) return notFound(NOT_FOUND(id));
+    const child = await run.first<{ id: number; parent_id: number }>(
+      qb.selectFrom('orgs').select(['id', 'parent_id']).where('parent_id', 'in', list).where('id', 'not in', idList(ids)).orderBy('id').limit(1).compile(),
+    );
     if (child) return badRequest(`ids: organisation ${child.parent_id} has children (e.g. ${child.id}); delete or move them first`);
-    const user = await db.selectFrom('users').select(['id', 'org_id']).where('org_id', 'in', idList(ids)).orderBy('id').executeTakeFirst();
+    const user = await run.first<{ id: number; org_id: number }>(
+      qb.selectFrom('users').select(['id', 'org_id']).where('org_id', 'in', idList(ids)).orderBy('id').limit(1).compile(),
+    );
     if (user) return badRequest(`ids: organisation ${user.org_id} still has users (e.g. user ${user.id}); move them first`);
     return undefined;
   };
@@ -225,22 +253,25 @@ export async function deleteOrgs(deps: Deps, auth: AuthUser, ids: number[]): Pro
     const early = await diagnose();
     if (early) throw early;
   };
-  await explainedWrite(() => accessWrite(
-    deps,
-    [
-      guardStatement(db, 'out_of_scope', sql`(SELECT count(*) FROM orgs o WHERE o.id IN ${list} AND ${visible(auth, sql.ref('o.id'))}) <> ${ids.length}`),
-      guardStatement(
-        db,
-        'org_in_use',
-        sql`EXISTS (SELECT 1 FROM orgs c WHERE c.parent_id IN ${list} AND c.id NOT IN ${list}) OR EXISTS (SELECT 1 FROM users u WHERE u.org_id IN ${list})`,
-      ),
-      db.deleteFrom('role_scope_org').where('org_id', 'in', list).compile(),
-      db.deleteFrom('org_closure').where((eb) => eb.or([eb('descendant_id', 'in', list), eb('ancestor_id', 'in', list)])).compile(),
-      db.deleteFrom('orgs').where('id', 'in', list).compile(),
-    ],
-    {
-      outOfScope: 'ids: an organisation was removed meanwhile; reload and try again',
-      inUse: 'ids: an organisation gained children or users meanwhile; reload and try again',
-    },
-  ), explain);
+  await run.write(
+    writeOf(
+      [
+        guardStatement('out_of_scope', sql`(SELECT count(*) FROM orgs o WHERE o.id IN ${list} AND ${visible(auth, sql.ref('o.id'))}) <> ${ids.length}`),
+        guardStatement(
+          'org_in_use',
+          sql`EXISTS (SELECT 1 FROM orgs c WHERE c.parent_id IN ${list} AND c.id NOT IN ${list}) OR EXISTS (SELECT 1 FROM users u WHERE u.org_id IN ${list})`,
+        ),
+        qb.deleteFrom('role_scope_org').where('org_id', 'in', list).compile(),
+        qb.deleteFrom('org_closure').where((eb) => eb.or([eb('descendant_id', 'in', list), eb('ancestor_id', 'in', list)])).compile(),
+        qb.deleteFrom('orgs').where('id', 'in', list).compile(),
+      ],
+      {
+        messages: {
+          out_of_scope: 'ids: an organisation was removed meanwhile; reload and try again',
+          org_in_use: 'ids: an organisation gained children or users meanwhile; reload and try again',
+        },
+      },
+      explain,
+    ),
+  );
 }

@@ -151,25 +151,25 @@ const ownMenuRoute = guarded(
 );
 
 export const roleRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await roles.pageRoles(c.var.deps, c.req.valid('json'))))
-  .openapi(listRoute, async (c) => ok(c, await roles.listRoles(c.var.deps)))
-  .openapi(detailRoute, async (c) => ok(c, await roles.roleDetail(c.var.deps, c.req.valid('query').id)))
-  .openapi(addRoute, async (c) => ok(c, await roles.addRole(c.var.deps, c.var.auth, c.req.valid('json'))))
-  .openapi(editRoute, async (c) => ok(c, await roles.editRole(c.var.deps, c.var.auth, c.req.valid('json'))))
+  .openapi(pageRoute, async (c) => ok(c, await roles.pageRoles(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(listRoute, async (c) => ok(c, await roles.listRoles(c.get('run'))))
+  .openapi(detailRoute, async (c) => ok(c, await roles.roleDetail(c.get('run'), c.req.valid('query').id)))
+  .openapi(addRoute, async (c) => ok(c, await roles.addRole(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(editRoute, async (c) => ok(c, await roles.editRole(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(deleteRoute, async (c) => {
-    await roles.deleteRoles(c.var.deps, c.var.auth, c.req.valid('json').ids);
+    await roles.deleteRoles(c.get('run'), c.req.valid('json').ids);
     return ok(c, null);
   })
   .openapi(changeStatusRoute, async (c) => {
-    await roles.changeRoleStatus(c.var.deps, c.var.auth, c.req.valid('json'));
+    await roles.changeRoleStatus(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
   .openapi(grantMenuRoute, async (c) => {
-    await roles.grantMenus(c.var.deps, c.var.auth, c.req.valid('json'));
+    await roles.grantMenus(c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
   .openapi(grantDataScopeRoute, async (c) => {
-    await roles.grantDataScope(c.var.deps, c.var.auth, c.req.valid('json'));
+    await roles.grantDataScope(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
-  .openapi(ownMenuRoute, async (c) => ok(c, await roles.ownMenus(c.var.deps, c.req.valid('query').id)));
+  .openapi(ownMenuRoute, async (c) => ok(c, await roles.ownMenus(c.get('run'), c.req.valid('query').id)));

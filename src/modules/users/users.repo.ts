@@ -1,20 +1,20 @@
 import { sql, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { guardStatement } from '../../db/guards.ts';
-import type { Deps } from '../../deps.ts';
+import type { Ports } from '../../core/ports.ts';
 import { idList } from '../../db/id-list.ts';
+import { qb, sqlText } from '../../db/compile.ts';
+import type { Stmt } from '../../db/plan.ts';
+import type { Runner } from '../../db/runner.ts';
 import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, type PageOptions, type PageStatements } from '../../core/pagination.ts';
 import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
-import { knownSuperAdmin, type AuthUser } from '../../core/caller.ts';
-import { callerScopeOf, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userInScope, type CallerScope } from '../access/data-scope.ts';
-import { sqlText } from '../../db/sql-text.ts';
+import { callerScopeOf, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userInScope, type CallerScope } from '../../access/data-scope.ts';
 
 export const FIND_USER_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE users.id = +?`;
 
 /** A user's public columns (never password_hash) with the org name, or undefined. A hot read: plain SQL, cached statement. */
-export async function findUser(deps: Deps, id: number) {
-  const [row] = await deps.read<PublicUserRow>(FIND_USER_SQL, [id]);
-  return row;
+export function findUser(run: Runner, id: number) {
+  return run.first<PublicUserRow>({ sql: FIND_USER_SQL, parameters: [id] });
 }
 
 /**
@@ -27,44 +27,42 @@ const FIND_USER_IN_SCOPE_SQL = `SELECT ${USER_SELECT} FROM ${USER_FROM} WHERE us
 )}`;
 
 /**
- * The statement findUserInScope runs, for a batch. While the auth row is not known (deferred, see
- * http/auth-gate.ts) the scope rides in the statement for everyone (it is `all` for a super admin),
- * and the read goes out with the auth row.
+ * The statement findUserInScope runs, for a plan. While the caller has not been judged the scope
+ * rides in the statement for everyone (it is `all` for a super admin), and the read goes out with
+ * the auth row.
  */
-export function userInScopeStatement(auth: AuthUser, id: number) {
-  return knownSuperAdmin(auth) ? { sql: FIND_USER_SQL, parameters: [id] } : { sql: FIND_USER_IN_SCOPE_SQL, parameters: [id, auth.userId] };
+export function userInScopeStatement(run: Runner, id: number): Stmt {
+  return run.knownSuper ? { sql: FIND_USER_SQL, parameters: [id] } : { sql: FIND_USER_IN_SCOPE_SQL, parameters: [id, run.userId] };
 }
 
 /** The user if the caller may see them (data scope), else undefined: one cached statement (above). */
-export async function findUserInScope(deps: Deps, auth: AuthUser, id: number) {
-  const { sql, parameters } = userInScopeStatement(auth, id);
-  const [row] = await deps.read<PublicUserRow>(sql, parameters);
-  return row;
+export function findUserInScope(run: Runner, id: number) {
+  return run.first<PublicUserRow>(userInScopeStatement(run, id));
 }
 
 /** The user's public row with the org name, as a statement (the last of a write batch: its answer). */
-export function userRowQuery(deps: Deps, id: RawBuilder<unknown>): CompiledQuery {
-  return sql`SELECT ${sql.raw(USER_SELECT)} FROM ${sql.raw(USER_FROM)} WHERE users.id = ${id}`.compile(deps.db);
+export function userRowQuery(id: RawBuilder<unknown>): CompiledQuery {
+  return sql`SELECT ${sql.raw(USER_SELECT)} FROM ${sql.raw(USER_FROM)} WHERE users.id = ${id}`.compile(qb);
 }
 
 /** Guard: the user exists (else the batch fails with 404 "User not found", through out_of_scope's answer). */
-export function userExistsGuard(deps: Deps, id: number): CompiledQuery {
-  return guardStatement(deps.db, 'out_of_scope', sql`NOT EXISTS (SELECT 1 FROM users WHERE id = ${id})`);
+export function userExistsGuard(id: number): CompiledQuery {
+  return guardStatement('out_of_scope', sql`NOT EXISTS (SELECT 1 FROM users WHERE id = ${id})`);
 }
 
 /** Case-insensitive lookup, matching the users_login_name NOCASE index. */
-export function findUserByLoginName(deps: Deps, loginName: string) {
-  return deps.db
+export function userByLoginNameQuery(loginName: string): CompiledQuery {
+  return qb
     .selectFrom('users')
     .leftJoin('orgs', 'orgs.id', 'users.org_id')
     .select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name'])
     .where(sql<boolean>`users.login_name = ${loginName} COLLATE NOCASE`)
-    .executeTakeFirst();
+    .compile();
 }
 
 /** Ends every live session of the users, so a disable or reset applies on their next request. */
-export function revokeSessions(deps: Deps, userIds: number[], now: string): CompiledQuery {
-  return deps.db
+export function revokeSessions(userIds: number[], now: string): CompiledQuery {
+  return qb
     .updateTable('sessions')
     .set({ revoked_at: now })
     .where('user_id', 'in', idList(userIds))
@@ -73,10 +71,10 @@ export function revokeSessions(deps: Deps, userIds: number[], now: string): Comp
 }
 
 /** Statements that replace a user's role set (an unknown role id fails the batch on its foreign key). */
-export function grantStatements(deps: Deps, userId: number, roleIds: readonly number[]): CompiledQuery[] {
-  const out = [deps.db.deleteFrom('user_role').where('user_id', '=', userId).compile()];
+export function grantStatements(userId: number, roleIds: readonly number[]): CompiledQuery[] {
+  const out = [qb.deleteFrom('user_role').where('user_id', '=', userId).compile()];
   if (roleIds.length > 0) {
-    out.push(sql`INSERT INTO user_role (user_id, role_id) SELECT ${userId}, value FROM json_each(${JSON.stringify(roleIds)})`.compile(deps.db));
+    out.push(sql`INSERT INTO user_role (user_id, role_id) SELECT ${userId}, value FROM json_each(${JSON.stringify(roleIds)})`.compile(qb));
   }
   return out;
 }
@@ -135,19 +133,18 @@ const planFor = (size: number): Plan => (size >= BROAD ? 'walk' : 'sort');
  * gated (LIMIT 0 unless `gate` and its size hold), with the sum as the count.
  */
 function orgsPage(
-  deps: Deps,
   req: UserPageInput,
   options: PageOptionsOf,
   orgs: RawBuilder<unknown>,
   { gate, plan }: { gate?: RawBuilder<unknown>; plan?: Plan } = {},
 ): PageStatements<User> {
-  const of = (col: RawBuilder<unknown>) => deps.db.selectFrom('users').where(sql<boolean>`${col} IN ${orgs}`);
+  const of = (col: RawBuilder<unknown>) => qb.selectFrom('users').where(sql<boolean>`${col} IN ${orgs}`);
   const walk = options(of(sql`(+users.org_id)`), of(sql.ref('users.org_id')));
   const sorted = options(of(sql.ref('users.org_id')), of(sql.ref('users.org_id')));
   if (plan) return pageStatements(req, { ...(plan === 'walk' ? walk : sorted), gate, countedElsewhere: true });
   const size = usersOfOrgs(orgs);
   const when = (cond: RawBuilder<unknown>) => (gate ? sql`(${gate}) AND ${cond}` : cond);
-  const broad = pageStatements(req, { ...walk, gate: when(sql`${size} >= ${BROAD}`), count: deps.db.selectNoFrom(size.as('n')), countGate: gate });
+  const broad = pageStatements(req, { ...walk, gate: when(sql`${size} >= ${BROAD}`), count: qb.selectNoFrom(size.as('n')), countGate: gate });
   const narrow = pageStatements({ ...req, searchCount: false }, { ...sorted, gate: when(sql`${size} < ${BROAD}`) });
   return {
     statements: [...broad.statements, ...narrow.statements],
@@ -167,7 +164,7 @@ function orgsPage(
  */
 const planHints = new WeakMap<object, Map<number, Plan>>();
 const HINTS_MAX = 10_000;
-function hintsOf(deps: Deps): Map<number, Plan> {
+function hintsOf(deps: Ports): Map<number, Plan> {
   let hints = planHints.get(deps.config);
   if (!hints) planHints.set(deps.config, (hints = new Map()));
   return hints;
@@ -179,11 +176,12 @@ function hintsOf(deps: Deps): Map<number, Plan> {
  * is counted from org_user_counts (see orgsPage); otherwise the scope is read once and bound as a
  * list, so the planner sees plain `org_id IN (…)` on the (org_id, created_at) index.
  */
-export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) {
+export async function pageUsers(deps: Ports, run: Runner, req: UserPageInput) {
   const p = req.params;
+  const me = run.userId;
   const filtered = (callerSees: CallerScope | undefined, unindexed = false, search = true) => {
-    let q: Query = deps.db.selectFrom('users');
-    const scope = callerSees && scopeFilter(callerSees, auth.userId, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
+    let q: Query = qb.selectFrom('users');
+    const scope = callerSees && scopeFilter(callerSees, me, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
     if (scope) q = q.where(scope);
     if (p.orgId !== undefined) q = q.where('users.org_id', 'in', orgAndBelow(p.orgId));
     // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
@@ -215,44 +213,47 @@ export async function pageUsers(deps: Deps, auth: AuthUser, req: UserPageInput) 
   const orgsOnly = Object.entries(p).every(([key, value]) => key === 'orgId' || value === undefined);
   // The page as a caller of scope `all` sees it (on the condition `gate`, when given).
   const unscoped = (gate?: RawBuilder<unknown>) =>
-    orgsOnly && p.orgId !== undefined ? orgsPage(deps, req, options, orgAndBelow(p.orgId), { gate }) : pageStatements(req, { ...options(filtered(undefined), filtered(undefined), filtered(undefined, false, false)), gate });
-  const run = async (page: PageStatements<User>) => page.finish(await deps.readMany(page.statements));
+    orgsOnly && p.orgId !== undefined ? orgsPage(req, options, orgAndBelow(p.orgId), { gate }) : pageStatements(req, { ...options(filtered(undefined), filtered(undefined), filtered(undefined, false, false)), gate });
+  const read = (page: PageStatements<User>) => run.read({ reads: page.statements, finish: page.finish });
   // A known super admin: the page, unfiltered.
-  if (knownSuperAdmin(auth)) return run(unscoped());
-  // Otherwise one batch (which carries the deferred auth row, see http/auth-gate.ts): the caller's
+  if (run.knownSuper) return read(unscoped());
+  // Otherwise one batch (which carries the caller's auth statement, db/runner.ts): the caller's
   // scope with its size, and the page speculatively, ON THE CONDITION in SQL that it is the right
   // one (for anyone else those statements read nothing): as the caller's last page found their
   // scope (organisations only, of that size; the scope is a subquery there), or else as a caller
   // of scope `all` sees it. Only a miss needs a second trip, with the scope as read then.
   const hints = hintsOf(deps);
-  const hinted = orgsOnly && p.orgId === undefined ? hints.get(auth.userId) : undefined;
+  const hinted = orgsOnly && p.orgId === undefined ? hints.get(me) : undefined;
   const first = hinted
-    ? orgsPage(deps, req, options, scopeOrgs(auth.userId), { plan: hinted, gate: sql`NOT ${scopeAll(auth.userId)} AND NOT ${scopeSelf(auth.userId)}` })
-    : unscoped(scopeAll(auth.userId));
-  const [scopeRows = [], ...pageRows] = await deps.readMany([{ sql: USERS_SCOPE_SQL, parameters: [auth.userId, orgsOnly ? 0 : 1] }, ...first.statements]);
+    ? orgsPage(req, options, scopeOrgs(me), { plan: hinted, gate: sql`NOT ${scopeAll(me)} AND NOT ${scopeSelf(me)}` })
+    : unscoped(scopeAll(me));
+  const [scopeRows = [], ...pageRows] = await run.read({
+    reads: [{ sql: USERS_SCOPE_SQL, parameters: [me, orgsOnly ? 0 : 1] }, ...first.statements],
+    finish: (rows) => rows,
+  });
   const callerSees = callerScopeOf(scopeRows[0]);
   const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
-  if (callerSees.all || callerSees.self) hints.delete(auth.userId);
+  if (callerSees.all || callerSees.self) hints.delete(me);
   else {
     if (hints.size >= HINTS_MAX) hints.clear();
-    hints.set(auth.userId, planFor(size));
+    hints.set(me, planFor(size));
   }
-  if (callerSees.all) return hinted ? run(unscoped()) : first.finish(pageRows);
+  if (callerSees.all) return hinted ? read(unscoped()) : first.finish(pageRows);
   // Organisations only, and a scope of organisations only (no "self" row on top): counted from
   // org_user_counts over the scope's organisations (those under `orgId`, if given).
   if (orgsOnly && !callerSees.self) {
     const counted = req.searchCount ? [{ n: size }] : [];
     if (hinted === planFor(size)) return first.finish([pageRows[0] ?? [], counted]);
     // The scope's organisations as read now, inside the statement (the row above carries no list here).
-    const list = scopeOrgs(auth.userId);
+    const list = scopeOrgs(me);
     if (p.orgId === undefined) {
-      const page = orgsPage(deps, req, options, list, { plan: planFor(size) });
-      return page.finish([(await deps.readMany(page.statements))[0] ?? [], counted]);
+      const page = orgsPage(req, options, list, { plan: planFor(size) });
+      return run.read({ reads: page.statements, finish: (rows) => page.finish([rows[0] ?? [], counted]) });
     }
-    return run(orgsPage(deps, req, options, sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${p.orgId} AND descendant_id IN ${list})`));
+    return read(orgsPage(req, options, sql`(SELECT descendant_id FROM org_closure WHERE ancestor_id = +${p.orgId} AND descendant_id IN ${list})`));
   }
   // A scope with many users is served best by walking the sort order and filtering (the first page
   // is found after a few dozen rows); a small one by its (org_id, created_at) entries and a sort of
   // at most BROAD rows. The size (users of the scope's organisations, from their counts) tells which.
-  return run(pageStatements(req, options(filtered(callerSees, size >= BROAD), filtered(callerSees, false), filtered(callerSees, size >= BROAD, false))));
+  return read(pageStatements(req, options(filtered(callerSees, size >= BROAD), filtered(callerSees, false), filtered(callerSees, size >= BROAD, false))));
 }

@@ -115,8 +115,7 @@ const resetPasswordRoute = guarded(
     request: { body: jsonBody(ResetPasswordRequest) },
     responses: { ...okResponse('Reset', z.null()), ...notFound },
   }),
-  // The user is read first (the password rule needs the login name): with the auth statement.
-  { oplog: true, deferAuth: true },
+  { oplog: true },
 );
 
 const grantRoleRoute = guarded(
@@ -146,26 +145,24 @@ const ownRoleRoute = guarded(
 );
 
 export const userRoutes = createRouter()
-  .openapi(pageRoute, async (c) => ok(c, await users.pageUsers(c.var.deps, c.var.auth, c.req.valid('json'))))
-  .openapi(detailRoute, async (c) => ok(c, await users.userDetail(c.var.deps, c.var.auth, c.req.valid('query').id)))
-  .openapi(addRoute, async (c) => ok(c, await users.addUser(c.var.deps, c.var.auth, c.req.valid('json'))))
-  .openapi(editRoute, async (c) =>
-    ok(c, await users.editUser(c.var.deps, c.var.auth, c.req.valid('json'))),
-  )
+  .openapi(pageRoute, async (c) => ok(c, await users.pageUsers(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(detailRoute, async (c) => ok(c, await users.userDetail(c.get('run'), c.req.valid('query').id)))
+  .openapi(addRoute, async (c) => ok(c, await users.addUser(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(editRoute, async (c) => ok(c, await users.editUser(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(deleteRoute, async (c) => {
-    await users.deleteUsers(c.var.deps, c.var.auth, c.req.valid('json').ids);
+    await users.deleteUsers(c.get('run'), c.req.valid('json').ids);
     return ok(c, null);
   })
   .openapi(changeStatusRoute, async (c) => {
-    await users.changeUserStatus(c.var.deps, c.var.auth, c.req.valid('json'));
+    await users.changeUserStatus(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
   .openapi(resetPasswordRoute, async (c) => {
-    await users.resetPassword(c.var.deps, c.var.auth, c.req.valid('json'));
+    await users.resetPassword(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
   .openapi(grantRoleRoute, async (c) => {
-    await users.grantRoles(c.var.deps, c.var.auth, c.req.valid('json'));
+    await users.grantRoles(c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
-  .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.var.deps, c.var.auth, c.req.valid('query').id)));
+  .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.get('run'), c.req.valid('query').id)));

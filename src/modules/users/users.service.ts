@@ -1,28 +1,30 @@
 import { sql, type CompiledQuery } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import type { AuthUser } from '../../core/caller.ts';
-import { badRequest, conflict, forbidden, notFound, tooMany } from '../../core/errors.ts';
+import type { Ports } from '../../core/ports.ts';
+import type { Caller } from '../../core/caller.ts';
+import { badRequest, forbidden, notFound, tooMany } from '../../core/errors.ts';
 import { assertPasswordAllowed } from '../../core/password-policy.ts';
 import { isoNow } from '../../core/time.ts';
-import { versionGuard } from '../../db/guarded-write.ts';
+import { prepare, qb } from '../../db/compile.ts';
+import { versionGuard } from '../../db/guards.ts';
 import { idList, missingIds, unknownIdsMessage } from '../../db/id-list.ts';
-import { NAME_RULE } from '../auth/login.service.ts';
-import { hit, lockedFor } from '../auth/rate-limit.ts';
-import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../access/held.ts';
-import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../access/super-admin.ts';
+import { lastRow, writeOf, type WriteErrors } from '../../db/plan.ts';
+import type { Runner } from '../../db/runner.ts';
+import { NAME_RULE } from '../auth/index.ts';
+import { hit, lockedFor } from '../auth/index.ts';
+import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../../access/held.ts';
+import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../../access/super-admin.ts';
 import { toUser } from './user.model.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
 import type { PublicUserRow } from './user.model.ts';
 import type { AddUserInput, EditUserInput } from './users.schemas.ts';
-import { accessWrite, explainedWrite } from '../access/access-write.ts';
-import { userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../access/containment.ts';
-import { orgInScope, scopeAll, userInScope } from '../access/data-scope.ts';
+import { userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../../access/containment.ts';
+import { orgInScope, scopeAll, userInScope } from '../../access/data-scope.ts';
 
 export { pageUsers } from './users.repo.ts';
 
 /** The user, if it exists in the caller's data scope; else 404 as if it did not exist. */
-async function requireUser(deps: Deps, auth: AuthUser, id: number) {
-  const row = await findUserInScope(deps, auth, id);
+async function requireUser(run: Runner, id: number) {
+  const row = await findUserInScope(run, id);
   if (!row) throw notFound('User not found');
   return row;
 }
@@ -32,16 +34,15 @@ export const USER_OUTSIDE =
   'Refused: outside your authority (the user holds a permission or a data scope that you do not hold, or would leave your data scope)';
 
 /** A user's organisation must exist (400) and lie in the caller's data scope (403). */
-async function assertOrgAssignable(deps: Deps, auth: AuthUser, orgId: number | null) {
+async function assertOrgAssignable(run: Runner, auth: Caller, orgId: number | null) {
   if (auth.isSuperAdmin) {
-    if (orgId !== null && !(await orgExists(deps, orgId))) throw unknownOrg(orgId);
+    if (orgId !== null && !(await orgExists(run, orgId))) throw unknownOrg(orgId);
     return;
   }
   const c = auth.userId;
-  const { rows } = await sql<{ exists_: number; visible: number; all_: number }>`SELECT
+  const r = (await run.first<{ exists_: number; visible: number; all_: number }>(sql`SELECT
       EXISTS (SELECT 1 FROM orgs WHERE id = ${orgId}) AS exists_,
-      ${orgInScope(c, sql`${orgId}`)} AS visible, ${scopeAll(c)} AS all_`.execute(deps.db);
-  const r = rows[0]!;
+      ${orgInScope(c, sql`${orgId}`)} AS visible, ${scopeAll(c)} AS all_`.compile(qb)))!;
   if (orgId !== null && r.exists_ !== 1) throw badRequest(`orgId: organisation ${orgId} does not exist`);
   if (r.all_ === 1) return;
   if (orgId === null) throw forbidden('orgId: a user without an organisation would be outside your data scope; choose an organisation you see');
@@ -53,11 +54,12 @@ async function assertOrgAssignable(deps: Deps, auth: AuthUser, orgId: number | n
  * containment guards compare the target with the caller, which are one person here, so a new role
  * with a wider data scope would pass them. Giving up a role, or re-sending the same set, is fine.
  */
-async function assertNotSelfPromotion(deps: Deps, auth: AuthUser, userId: number, input: { roleIds?: readonly number[] | undefined; orgId?: unknown }) {
+async function assertNotSelfPromotion(run: Runner, auth: Caller, userId: number, input: { roleIds?: readonly number[] | undefined; orgId?: unknown }) {
   if (auth.isSuperAdmin || userId !== auth.userId) return;
   if (input.orgId !== undefined) throw forbidden('orgId: you cannot move yourself to another organisation; ask another administrator');
   if (input.roleIds === undefined) return;
-  const current = new Set((await deps.db.selectFrom('user_role').select('role_id').where('user_id', '=', userId).execute()).map((r) => r.role_id));
+  const rows = await run.rows<{ role_id: number }>(qb.selectFrom('user_role').select('role_id').where('user_id', '=', userId).compile());
+  const current = new Set(rows.map((r) => r.role_id));
   if (input.roleIds.some((id) => !current.has(id))) throw forbidden('roleIds: you cannot give yourself a role; ask another administrator');
 }
 
@@ -75,28 +77,35 @@ export const ONLY_SUPER = {
 const loginNameTaken = (name: string) => `loginName: '${name}' is already taken`;
 
 /** A grant naming a role that does not exist (any more) fails its batch on the foreign key. */
-const unknownRoles = (deps: Deps, roleIds: readonly number[]) => async () => {
-  const missing = await missingIds(deps, 'roles', roleIds);
+const unknownRoles = (run: Runner, roleIds: readonly number[]) => async () => {
+  const missing = await missingIds(run, 'roles', roleIds);
   return badRequest(unknownIdsMessage('roleIds', 'role', missing));
 };
 
-export async function userDetail(deps: Deps, auth: AuthUser, id: number) {
-  return toUser(await requireUser(deps, auth, id));
+export async function userDetail(run: Runner, id: number) {
+  return toUser(await requireUser(run, id));
 }
+
+/** The messages of a refused write on a user, shared by its operations. */
+const userErrors = (superAdminOnlyMsg: string, more: WriteErrors = {}): WriteErrors => ({
+  ...more,
+  messages: { super_admin_only: superAdminOnlyMsg, out_of_scope: 'User not found', outside_authority: USER_OUTSIDE, ...more.messages },
+});
 
 /**
  * Creates the user and its role grants in one atomic write: an unknown role leaves no user behind.
  * Only a super admin may add a user holding the superAdmin role (403).
  */
-export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
-  const { db } = deps;
+export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
+  // The caller first: the plan depends on who they are, and the hash below is not for strangers.
+  const auth = await run.caller();
   const roleIds = input.roleIds ?? [];
   // The early checks, each enforced by a guard (or the org's foreign key) of the batch below: they
-  // run only when the batch is refused, for its precise answer (explainedWrite).
+  // run only when the batch is refused, for its precise answer.
   const checks = async () => {
-    await assertMayTouchSuperAdmin(deps, auth, { roleIds }, ONLY_SUPER.add);
-    await assertMayGrantRoles(deps, auth, roleIds);
-    await assertOrgAssignable(deps, auth, input.orgId ?? null);
+    await assertMayTouchSuperAdmin(run, auth, { roleIds }, ONLY_SUPER.add);
+    await assertMayGrantRoles(run, auth, roleIds);
+    await assertOrgAssignable(run, auth, input.orgId ?? null);
   };
   try {
     assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
@@ -108,11 +117,11 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
   const hash = await deps.hasher.hash(input.password);
   const now = isoNow(deps.clock);
   const added = sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`;
-  const queries: CompiledQuery[] = [
-    ...superAdminOnly(deps, auth, { roleIds }),
+  const batch: CompiledQuery[] = [
+    ...superAdminOnly(auth, { roleIds }),
     // The new user holds nothing yet: every role granted is a change.
-    ...changedRolesHeldGuard(deps, auth, sql`NULL`, roleIds),
-    db
+    ...changedRolesHeldGuard(auth, sql`NULL`, roleIds),
+    qb
       .insertInto('users')
       .values({
         login_name: input.loginName,
@@ -131,38 +140,36 @@ export async function addUser(deps: Deps, auth: AuthUser, input: AddUserInput) {
   ];
   if (roleIds.length > 0) {
     // The new id is not known before the batch runs, so the grant finds the row by its login name.
-    queries.push(
+    batch.push(
       sql`INSERT INTO user_role (user_id, role_id) SELECT u.id, v.value FROM users u, json_each(${JSON.stringify(roleIds)}) v
-        WHERE u.login_name = ${input.loginName}`.compile(db),
+        WHERE u.login_name = ${input.loginName}`.compile(qb),
     );
   }
   // After the writes: the new user is inside the caller's scope (which is what assertOrgAssignable
   // asks of the organisation) and authority (a grant racing the request, e.g. a role gaining a menu
   // the caller lacks, fails the whole batch).
-  queries.push(...userStaysInScopeGuard(deps, auth, added), ...userAuthorityGuard(deps, auth, added));
+  batch.push(...userStaysInScopeGuard(auth, added), ...userAuthorityGuard(auth, added));
   // The new row as the answer, read by the batch itself (no second round trip).
-  queries.push(userRowQuery(deps, added));
-  const results = await explainedWrite(
-    () =>
-      accessWrite(deps, queries, {
-        unique: loginNameTaken(input.loginName),
-        foreignKey: async () => (input.orgId != null && !(await orgExists(deps, input.orgId)) ? unknownOrg(input.orgId) : unknownRoles(deps, roleIds)()),
-        superAdminOnly: ONLY_SUPER.add,
-        outsideAuthority: USER_OUTSIDE,
-      }),
-    checks,
-  );
-  return toUser(lastRow<PublicUserRow>(results));
+  batch.push(userRowQuery(added));
+  return run.write({
+    batch,
+    errors: userErrors(ONLY_SUPER.add, {
+      unique: loginNameTaken(input.loginName),
+      foreignKey: async () => (input.orgId != null && !(await orgExists(run, input.orgId)) ? unknownOrg(input.orgId) : unknownRoles(run, roleIds)()),
+    }),
+    explain: checks,
+    finish: (results) => toUser(answered(results)),
+  });
 }
 
-const orgExists = async (deps: Deps, orgId: number) => (await deps.db.selectFrom('orgs').select('id').where('id', '=', orgId).executeTakeFirst()) !== undefined;
+const orgExists = async (run: Runner, orgId: number) => (await run.first(qb.selectFrom('orgs').select('id').where('id', '=', orgId).compile())) !== undefined;
 const unknownOrg = (orgId: number) => badRequest(`orgId: organisation ${orgId} does not exist`);
 
-/** The one row the last statement of a batch read (the answer a write reads back in its own batch). */
-function lastRow<T>(results: { rows: unknown[] }[]): T {
-  const row = results.at(-1)?.rows[0];
+/** The user row a write batch read back as its last statement (gone: 404). */
+function answered(results: { rows: unknown[] }[]): PublicUserRow {
+  const row = lastRow<PublicUserRow>(results);
   if (!row) throw notFound('User not found');
-  return row as T;
+  return row;
 }
 
 /**
@@ -171,32 +178,32 @@ function lastRow<T>(results: { rows: unknown[] }[]): T {
  * is no back door around those codes; a user holding the superAdmin role, or a grant of it, is for
  * super admins only (403).
  */
-export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput) {
-  const { db } = deps;
+export async function editUser(deps: Ports, run: Runner, input: EditUserInput) {
+  const auth = await run.caller();
   // The current row is read first only when the edit depends on it (a rename, a move, an edit of
   // oneself by someone not a super admin); otherwise existence, scope and every rule of the checks
   // below are guards of the write batch, which also reads the answer back: one round trip, and the
-  // checks run only when the batch is refused, for its precise answer (explainedWrite).
+  // checks run only when the batch is refused, for its precise answer.
   const readFirst = input.loginName !== undefined || input.orgId !== undefined || (!auth.isSuperAdmin && input.id === auth.userId);
   const touch = { userIds: [input.id], roleIds: input.roleIds ?? [] };
   const checks = async () => {
-    const current = readFirst || !auth.isSuperAdmin ? await requireUser(deps, auth, input.id) : undefined;
+    const current = readFirst || !auth.isSuperAdmin ? await requireUser(run, input.id) : undefined;
     if (current && input.loginName !== undefined && input.loginName.toLowerCase() !== current.login_name.toLowerCase()) {
-      await assertNameIsNotPassword(deps, input.id, input.loginName);
+      await assertNameIsNotPassword(deps, run, input.id, input.loginName);
     }
-    if (input.roleIds !== undefined && !(await callerHolds(deps, auth, 'sys:user:grantRole'))) {
+    if (input.roleIds !== undefined && !(await callerHolds(run, 'sys:user:grantRole'))) {
       throw forbidden('roleIds: changing roles through edit also requires the permission sys:user:grantRole');
     }
-    if (input.status !== undefined && !(await callerHolds(deps, auth, 'sys:user:changeStatus'))) {
+    if (input.status !== undefined && !(await callerHolds(run, 'sys:user:changeStatus'))) {
       throw forbidden('status: changing the status through edit also requires the permission sys:user:changeStatus');
     }
-    await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.edit);
+    await assertMayTouchSuperAdmin(run, auth, touch, ONLY_SUPER.edit);
     // (a super admin may grant anything: no read of the current roles)
-    if (input.roleIds !== undefined && !auth.isSuperAdmin) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.id, input.roleIds));
+    if (input.roleIds !== undefined && !auth.isSuperAdmin) await assertMayGrantRoles(run, auth, await changedRoles(run, input.id, input.roleIds));
     if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
     const moving = current !== undefined && input.orgId !== undefined && input.orgId !== current.org_id;
-    await assertNotSelfPromotion(deps, auth, input.id, { roleIds: input.roleIds, orgId: moving ? input.orgId : undefined });
-    if (moving) await assertOrgAssignable(deps, auth, input.orgId ?? null);
+    await assertNotSelfPromotion(run, auth, input.id, { roleIds: input.roleIds, orgId: moving ? input.orgId : undefined });
+    if (moving) await assertOrgAssignable(run, auth, input.orgId ?? null);
     return moving;
   };
   if (!readFirst && input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
@@ -212,39 +219,39 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
   if (input.remark !== undefined) set.remark = input.remark;
   if (input.status !== undefined) set.status = input.status;
   const target = idList([input.id]);
-  const queries: CompiledQuery[] = [
-    userExistsGuard(deps, input.id),
-    ...userScopeGuard(deps, auth, [input.id]),
-    ...superAdminOnly(deps, auth, touch),
-    ...userAuthorityGuard(deps, auth, target),
+  const batch: CompiledQuery[] = [
+    userExistsGuard(input.id),
+    ...userScopeGuard(auth, [input.id]),
+    ...superAdminOnly(auth, touch),
+    ...userAuthorityGuard(auth, target),
     // The checks' code and grant rules, judged on the state before the writes (none for a super admin).
-    ...(input.roleIds !== undefined ? holdsGuard(deps, auth, 'sys:user:grantRole') : []),
-    ...(input.status !== undefined ? holdsGuard(deps, auth, 'sys:user:changeStatus') : []),
-    ...(input.roleIds !== undefined ? changedRolesHeldGuard(deps, auth, sql`${input.id}`, input.roleIds) : []),
-    versionGuard(deps, 'users', input.id, input.version),
-    db
+    ...(input.roleIds !== undefined ? holdsGuard(auth, 'sys:user:grantRole') : []),
+    ...(input.status !== undefined ? holdsGuard(auth, 'sys:user:changeStatus') : []),
+    ...(input.roleIds !== undefined ? changedRolesHeldGuard(auth, sql`${input.id}`, input.roleIds) : []),
+    versionGuard('users', input.id, input.version),
+    qb
       .updateTable('users')
       .set((eb) => ({ ...set, version: eb('version', '+', 1), updated_at: now }))
       .where('id', '=', input.id)
       .compile(),
   ];
-  if (input.status === 'disabled') queries.push(revokeSessions(deps, [input.id], now));
-  if (input.roleIds !== undefined) queries.push(...grantStatements(deps, input.id, input.roleIds));
-  if (input.status === 'disabled' || input.roleIds !== undefined) queries.push(lastSuperAdminGuard(deps));
-  if (moving) queries.push(...userStaysInScopeGuard(deps, auth, target));
-  if (input.roleIds !== undefined) queries.push(...userAuthorityGuard(deps, auth, target));
-  queries.push(userRowQuery(deps, sql`(${input.id})`));
-  const write = () =>
-    accessWrite(deps, queries, {
+  if (input.status === 'disabled') batch.push(revokeSessions([input.id], now));
+  if (input.roleIds !== undefined) batch.push(...grantStatements(input.id, input.roleIds));
+  if (input.status === 'disabled' || input.roleIds !== undefined) batch.push(lastSuperAdminGuard());
+  if (moving) batch.push(...userStaysInScopeGuard(auth, target));
+  if (input.roleIds !== undefined) batch.push(...userAuthorityGuard(auth, target));
+  batch.push(userRowQuery(sql`(${input.id})`));
+  return run.write({
+    batch,
+    errors: userErrors(ONLY_SUPER.edit, {
       unique: loginNameTaken(input.loginName ?? ''),
       foreignKey: async () =>
-        input.orgId !== undefined && input.orgId !== null && !(await orgExists(deps, input.orgId)) ? unknownOrg(input.orgId) : unknownRoles(deps, input.roleIds ?? [])(),
-      superAdminOnly: ONLY_SUPER.edit,
-      outOfScope: 'User not found',
-      outsideAuthority: USER_OUTSIDE,
-    });
-  const results = readFirst ? await write() : await explainedWrite(write, checks);
-  return toUser(lastRow<PublicUserRow>(results));
+        input.orgId !== undefined && input.orgId !== null && !(await orgExists(run, input.orgId)) ? unknownOrg(input.orgId) : unknownRoles(run, input.roleIds ?? [])(),
+    }),
+    // Read first: the checks have run already.
+    explain: readFirst ? undefined : checks,
+    finish: (results) => toUser(answered(results)),
+  });
 }
 
 /**
@@ -253,12 +260,12 @@ export async function editUser(deps: Deps, auth: AuthUser, input: EditUserInput)
  * renames to test candidate passwords of someone else's account. The version guard of the write
  * covers a password change in between (changes bump the version).
  */
-async function assertNameIsNotPassword(deps: Deps, userId: number, loginName: string) {
+async function assertNameIsNotPassword(deps: Ports, run: Runner, userId: number, loginName: string) {
   const key = `rename-check:${userId}`;
-  const lockMs = await lockedFor(deps, [key]);
+  const lockMs = await lockedFor(run, deps.clock, [key]);
   if (lockMs > 0) throw tooMany(lockMs / 1000, 'Too many login name changes for this user, try again later');
-  await hit(deps, key, NAME_RULE);
-  const row = await deps.db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
+  await hit(run, deps.clock, key, NAME_RULE);
+  const row = await run.first<{ password_hash: string }>(qb.selectFrom('users').select('password_hash').where('id', '=', userId).compile());
   if (!row) throw notFound('User not found');
   // The password rule is case-insensitive, a hash is not: try the name as typed, lower and upper.
   for (const candidate of new Set([loginName, loginName.toLowerCase(), loginName.toUpperCase()])) {
@@ -270,39 +277,43 @@ async function assertNameIsNotPassword(deps: Deps, userId: number, loginName: st
  * Deletes users with their grants and sessions; never the caller, never the last super admin, and
  * a holder of the superAdmin role only by a super admin (403).
  */
-export async function deleteUsers(deps: Deps, auth: AuthUser, ids: number[]) {
-  const { db } = deps;
+export async function deleteUsers(run: Runner, ids: number[]) {
+  const auth = await run.caller();
   if (ids.includes(auth.userId)) throw badRequest('ids: you cannot delete your own account');
   // Users outside the caller's scope are treated exactly like unknown ids: skipped. Acted on are
   // the ids in scope when the batch runs; every rule is a guard in it, so nothing is read before
-  // it, and the early checks run only to explain a refusal (explainedWrite).
+  // it, and the early checks run only to explain a refusal.
   const checks = async () => {
     const visible = auth.isSuperAdmin
       ? ids
       : (
-          await db
-            .selectFrom('users')
-            .select('id')
-            .where('id', 'in', idList(ids))
-            .where(userInScope(auth.userId, sql.ref('users.id'), sql.ref('users.org_id')))
-            .execute()
+          await run.rows<{ id: number }>(
+            qb
+              .selectFrom('users')
+              .select('id')
+              .where('id', 'in', idList(ids))
+              .where(userInScope(auth.userId, sql.ref('users.id'), sql.ref('users.org_id')))
+              .compile(),
+          )
         ).map((r) => r.id);
-    if (visible.length > 0) await assertMayTouchSuperAdmin(deps, auth, { userIds: visible }, ONLY_SUPER.delete);
+    if (visible.length > 0) await assertMayTouchSuperAdmin(run, auth, { userIds: visible }, ONLY_SUPER.delete);
   };
   const targets = auth.isSuperAdmin
     ? idList(ids)
     : sql<number>`(SELECT dv.id FROM users dv WHERE dv.id IN ${idList(ids)} AND ${userInScope(auth.userId, sql.ref('dv.id'), sql.ref('dv.org_id'))})`;
-  await explainedWrite(
-    () =>
-      accessWrite(deps, [
-        ...superAdminOnlyAmong(deps, auth, targets),
-        ...userAuthorityGuard(deps, auth, targets),
-        db.deleteFrom('sessions').where('user_id', 'in', targets).compile(),
-        db.deleteFrom('user_role').where('user_id', 'in', targets).compile(),
-        db.deleteFrom('users').where('id', 'in', targets).compile(),
-        lastSuperAdminGuard(deps),
-      ], { superAdminOnly: ONLY_SUPER.delete, outsideAuthority: USER_OUTSIDE }),
-    checks,
+  await run.write(
+    writeOf(
+      [
+        ...superAdminOnlyAmong(auth, targets),
+        ...userAuthorityGuard(auth, targets),
+        qb.deleteFrom('sessions').where('user_id', 'in', targets).compile(),
+        qb.deleteFrom('user_role').where('user_id', 'in', targets).compile(),
+        qb.deleteFrom('users').where('id', 'in', targets).compile(),
+        lastSuperAdminGuard(),
+      ],
+      userErrors(ONLY_SUPER.delete),
+      checks,
+    ),
   );
 }
 
@@ -310,32 +321,29 @@ export async function deleteUsers(deps: Deps, auth: AuthUser, ids: number[]) {
  * Enables or disables a user; disabling revokes the user's sessions in the same write. A holder of
  * the superAdmin role only by a super admin (403).
  */
-export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: number; status: 'enabled' | 'disabled' }) {
-  const { db } = deps;
+export async function changeUserStatus(deps: Ports, run: Runner, input: { id: number; status: 'enabled' | 'disabled' }) {
+  const auth = await run.caller();
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
   const touch = { userIds: [input.id] };
-  // Enforced by the guards of the batch; run only to explain a refusal (explainedWrite).
+  // Enforced by the guards of the batch; run only to explain a refusal.
   const checks = async () => {
-    await requireUser(deps, auth, input.id);
-    await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.changeStatus);
+    await requireUser(run, input.id);
+    await assertMayTouchSuperAdmin(run, auth, touch, ONLY_SUPER.changeStatus);
   };
   const now = isoNow(deps.clock);
-  const queries: CompiledQuery[] = [
-    userExistsGuard(deps, input.id),
-    ...userScopeGuard(deps, auth, [input.id]),
-    ...superAdminOnly(deps, auth, touch),
-    ...userAuthorityGuard(deps, auth, idList([input.id])),
-    db
+  const batch: CompiledQuery[] = [
+    userExistsGuard(input.id),
+    ...userScopeGuard(auth, [input.id]),
+    ...superAdminOnly(auth, touch),
+    ...userAuthorityGuard(auth, idList([input.id])),
+    qb
       .updateTable('users')
       .set((eb) => ({ status: input.status, version: eb('version', '+', 1), updated_at: now }))
       .where('id', '=', input.id)
       .compile(),
   ];
-  if (input.status === 'disabled') queries.push(revokeSessions(deps, [input.id], now), lastSuperAdminGuard(deps));
-  await explainedWrite(
-    () => accessWrite(deps, queries, { superAdminOnly: ONLY_SUPER.changeStatus, outOfScope: 'User not found', outsideAuthority: USER_OUTSIDE }),
-    checks,
-  );
+  if (input.status === 'disabled') batch.push(revokeSessions([input.id], now), lastSuperAdminGuard());
+  await run.write(writeOf(batch, userErrors(ONLY_SUPER.changeStatus), checks));
 }
 
 /**
@@ -343,13 +351,14 @@ export async function changeUserStatus(deps: Deps, auth: AuthUser, input: { id: 
  * sessions. A holder of the superAdmin role only by a super admin (403): else a known password
  * would be a way into the super admin's account.
  */
-export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: number; newPassword: string }) {
-  const { db } = deps;
-  // The user is read first (the password rule needs their login name); the super-admin rule is a
-  // guard of the batch, checked early only to explain a refusal or a refused password.
-  const user = await requireUser(deps, auth, input.id);
+export async function resetPassword(deps: Ports, run: Runner, input: { id: number; newPassword: string }) {
+  // The user is read first (the password rule needs their login name), with the caller's auth
+  // statement at its head; the super-admin rule is a guard of the batch, checked early only to
+  // explain a refusal or a refused password.
+  const user = await requireUser(run, input.id);
+  const auth = await run.caller();
   const touch = { userIds: [input.id] };
-  const checks = () => assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.resetPassword);
+  const checks = () => assertMayTouchSuperAdmin(run, auth, touch, ONLY_SUPER.resetPassword);
   try {
     assertPasswordAllowed(input.newPassword, user.login_name, deps.config.PASSWORD_MIN_LENGTH, 'newPassword');
   } catch (err) {
@@ -358,68 +367,75 @@ export async function resetPassword(deps: Deps, auth: AuthUser, input: { id: num
   }
   const hash = await deps.hasher.hash(input.newPassword);
   const now = isoNow(deps.clock);
-  await explainedWrite(() => accessWrite(
-    deps,
-    [
-      ...superAdminOnly(deps, auth, touch),
-      ...userScopeGuard(deps, auth, [input.id]),
-      ...userAuthorityGuard(deps, auth, idList([input.id])),
-      db
-        .updateTable('users')
-        .set((eb) => ({ password_hash: hash, version: eb('version', '+', 1), updated_at: now }))
-        .where('id', '=', input.id)
-        .compile(),
-      revokeSessions(deps, [input.id], now),
-    ],
-    { superAdminOnly: ONLY_SUPER.resetPassword, outOfScope: 'User not found', outsideAuthority: USER_OUTSIDE },
-  ), checks);
+  await run.write(
+    writeOf(
+      [
+        ...superAdminOnly(auth, touch),
+        ...userScopeGuard(auth, [input.id]),
+        ...userAuthorityGuard(auth, idList([input.id])),
+        qb
+          .updateTable('users')
+          .set((eb) => ({ password_hash: hash, version: eb('version', '+', 1), updated_at: now }))
+          .where('id', '=', input.id)
+          .compile(),
+        revokeSessions([input.id], now),
+      ],
+      userErrors(ONLY_SUPER.resetPassword),
+      checks,
+    ),
+  );
 }
 
 /**
  * Replaces the user's roles atomically; the last-super-admin guard runs in the same write. Only a
  * super admin may grant or revoke the superAdmin role or change a holder's roles (403).
  */
-export async function grantRoles(deps: Deps, auth: AuthUser, input: { userId: number; roleIds: number[] }) {
+export async function grantRoles(run: Runner, input: { userId: number; roleIds: number[] }) {
+  const auth = await run.caller();
   // One batch: existence, scope and every rule of the checks below are guards in it. The checks
   // read first only for someone not a super admin granting to themselves (self-promotion reads
-  // their roles); otherwise they run only to explain a refused batch (explainedWrite).
+  // their roles); otherwise they run only to explain a refused batch.
   const touch = { userIds: [input.userId], roleIds: input.roleIds };
   const checks = async () => {
-    if (!auth.isSuperAdmin) await requireUser(deps, auth, input.userId);
-    await assertMayTouchSuperAdmin(deps, auth, touch, ONLY_SUPER.grantRole);
-    await assertNotSelfPromotion(deps, auth, input.userId, { roleIds: input.roleIds });
-    if (!auth.isSuperAdmin) await assertMayGrantRoles(deps, auth, await changedRoles(deps, input.userId, input.roleIds));
+    if (!auth.isSuperAdmin) await requireUser(run, input.userId);
+    await assertMayTouchSuperAdmin(run, auth, touch, ONLY_SUPER.grantRole);
+    await assertNotSelfPromotion(run, auth, input.userId, { roleIds: input.roleIds });
+    if (!auth.isSuperAdmin) await assertMayGrantRoles(run, auth, await changedRoles(run, input.userId, input.roleIds));
   };
   const readFirst = !auth.isSuperAdmin && input.userId === auth.userId;
   if (readFirst) await checks();
   const target = idList([input.userId]);
-  const queries = [
-    userExistsGuard(deps, input.userId),
-    ...userScopeGuard(deps, auth, [input.userId]),
-    ...superAdminOnly(deps, auth, touch),
-    ...userAuthorityGuard(deps, auth, target),
-    ...changedRolesHeldGuard(deps, auth, sql`${input.userId}`, input.roleIds),
-    ...grantStatements(deps, input.userId, input.roleIds),
-    ...userAuthorityGuard(deps, auth, target),
-    lastSuperAdminGuard(deps),
+  const batch = [
+    userExistsGuard(input.userId),
+    ...userScopeGuard(auth, [input.userId]),
+    ...superAdminOnly(auth, touch),
+    ...userAuthorityGuard(auth, target),
+    ...changedRolesHeldGuard(auth, sql`${input.userId}`, input.roleIds),
+    ...grantStatements(input.userId, input.roleIds),
+    ...userAuthorityGuard(auth, target),
+    lastSuperAdminGuard(),
   ];
-  const write = () =>
-    accessWrite(deps, queries, {
-      superAdminOnly: ONLY_SUPER.grantRole,
-      outOfScope: 'User not found',
-      outsideAuthority: USER_OUTSIDE,
-      foreignKey: async () => ((await findUser(deps, input.userId)) ? unknownRoles(deps, input.roleIds)() : notFound('User not found')),
-    });
-  await (readFirst ? write() : explainedWrite(write, checks));
+  await run.write(
+    writeOf(
+      batch,
+      userErrors(ONLY_SUPER.grantRole, {
+        foreignKey: async () => ((await findUser(run, input.userId)) ? unknownRoles(run, input.roleIds)() : notFound('User not found')),
+      }),
+      readFirst ? undefined : checks,
+    ),
+  );
 }
 
-export async function ownRoles(deps: Deps, auth: AuthUser, id: number): Promise<number[]> {
+const USER_ROLES = prepare<{ id: number }>((p) => qb.selectFrom('user_role').select('role_id').where('user_id', '=', p.id).orderBy('role_id'));
+
+export function ownRoles(run: Runner, id: number): Promise<number[]> {
   // The user (in the caller's scope) and their role ids in one read: one round trip with the auth
   // row on D1. The ids are only answered when the user row says the caller may see the user.
-  const [users, rows] = await deps.readMany([
-    userInScopeStatement(auth, id),
-    deps.db.selectFrom('user_role').select('role_id').where('user_id', '=', id).orderBy('role_id').compile(),
-  ]);
-  if (!users?.length) throw notFound('User not found');
-  return (rows as { role_id: number }[]).map((r) => r.role_id);
+  return run.read({
+    reads: [userInScopeStatement(run, id), USER_ROLES.bind({ id })],
+    finish: ([users, rows]) => {
+      if (!users?.length) throw notFound('User not found');
+      return (rows as { role_id: number }[]).map((r) => r.role_id);
+    },
+  });
 }

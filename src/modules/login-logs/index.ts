@@ -1,0 +1,1 @@
+export { loginLogRoutes } from './login-logs.routes.ts';

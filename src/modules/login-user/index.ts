@@ -1,0 +1,1 @@
+export { loginUserRoutes } from './login-user.routes.ts';

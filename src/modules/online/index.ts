@@ -1,0 +1,1 @@
+export { onlineRoutes } from './online.routes.ts';

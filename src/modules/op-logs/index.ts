@@ -1,0 +1,1 @@
+export { opLogRoutes } from './op-logs.routes.ts';
