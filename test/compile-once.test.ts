@@ -11,7 +11,7 @@ import { menuIdsFor, userWithCodes } from './support/rbac.ts';
 // that every menu, grant and role write bumps in its own transaction (migrations/0018).
 
 describe('prepare: compile once, bind many', () => {
-  const byId = prepare<{ id: number; status: string }>((p) => qb.selectFrom('users').select(['id', 'login_name']).where('id', '=', p.id).where('status', '=', p.status));
+  const byId = prepare<{ id: number; status: 'enabled' | 'disabled' }>((p) => qb.selectFrom('users').select(['id', 'login_name']).where('id', '=', p.id).where('status', '=', p.status));
 
   test('binding gives the SQL and parameters that compiling with the values gives', () => {
     const direct = qb.selectFrom('users').select(['id', 'login_name']).where('id', '=', 7).where('status', '=', 'enabled').compile();
