@@ -3,29 +3,11 @@ import { WorkbookWriter } from '@cj-tech-master/excelts/browser';
 import { AppError } from '../src/core/errors.ts';
 import type { CellValue } from '../src/core/cell-values.ts';
 import { readSheet } from '../src/core/xlsx-read.ts';
-import { XLSX_MAX_CELL_CHARS, xlsxStream } from '../src/core/xlsx-write.ts';
+import { xlsxStream } from '../src/core/xlsx-write.ts';
+import { EXPECTED, HEADER, ROWS } from './support/sheet-fixtures.ts';
 import { bytesOf, declareSize, rowsOf, USER_HEADER, userRows, zipOf, zipParts } from './support/sheets.ts';
 
 // The streaming XLSX writer (ExcelTS) and the import reader (read-excel-file behind our zip limits).
-
-export const HEADER = ['ID', '名称 Name', 'Note', 'Amount', 'When', 'Flag', 'Empty'];
-const long = 'x'.repeat(40_000);
-export const ROWS: CellValue[][] = [
-  [1, '张三 😀', `<b>&amp;</b> "q" 's ]]>`, -12.5, new Date('2024-01-02T03:04:05Z'), true, null],
-  [2, '=1+1', '+SUM(A1:A2)', '-2', new Date(Number.NaN), false, ''],
-  [3, '@cmd|/c calc', '\tTab', Number.NaN, new Date('1800-05-06T07:08:09Z'), Number.POSITIVE_INFINITY, undefined],
-  [4, 'a\u0001b\u0000c\uD800d', 'line1\nline2', 1e21, new Date('2024-07-01T16:00:00Z'), null, 0],
-  [5, long, ' padded ', 0.1, null, null, 'lit _x0041_ _x005F_'],
-];
-/** What reading the workbook back gives (time zone Asia/Shanghai, UTC+8). */
-export const EXPECTED = [
-  HEADER,
-  ['1', '张三 😀', `<b>&amp;</b> "q" 's ]]>`, '-12.5', '2024-01-02 11:04:05', 'true', ''],
-  ['2', '=1+1', '+SUM(A1:A2)', '-2', '', 'false', ''],
-  ['3', '@cmd|/c calc', '\tTab', '', '1800-05-06 15:13:52', '', ''],
-  ['4', 'a\uFFFDb\uFFFDc\uFFFDd', 'line1\nline2', '1e+21', '2024-07-02', '', '0'],
-  ['5', long.slice(0, XLSX_MAX_CELL_CHARS), ' padded ', '0.1', '', '', 'lit _x0041_ _x005F_'],
-];
 
 const write = (rows: CellValue[][], timeZone = 'Asia/Shanghai') => bytesOf(xlsxStream(HEADER, rowsOf(rows), { timeZone, sheetName: 'Users: all/any?' }));
 
