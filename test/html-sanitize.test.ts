@@ -6,6 +6,8 @@ import { SAME_ORIGIN_PATH, sanitizeRichText } from '../src/core/html-sanitize.ts
 // "Harmless" is judged by a second, independent HTML parser (Bun's HTMLRewriter, lol-html) that
 // walks every element and attribute of the OUTPUT against the policy.
 
+/** The oracle's own idea of a same-origin path (not the module's: a test that borrows it proves nothing). */
+const SAME_ORIGIN = /^\/[^/\\\s]([^\\\s]*)$|^\/$/;
 const TAGS = new Set(['p', 'br', 'hr', 'b', 'i', 'u', 's', 'strike', 'strong', 'em', 'sub', 'sup', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'pre', 'code', 'span', 'a', 'img']);
 const ATTRS: Record<string, string[]> = { a: ['href', 'rel', 'target'], img: ['src', 'alt', 'width', 'height'] };
 const STYLE = /^(color|background-color|text-align|padding-left):[^;:()]*(\((\s*[\d.%]+\s*,?)+\))?[^;:()]*(;(color|background-color|text-align|padding-left):[^;:()]*(\((\s*[\d.%]+\s*,?)+\))?[^;:()]*)*;?$/i;
@@ -40,7 +42,7 @@ async function violations(html: string): Promise<string[]> {
             if (!value.split(/\s+/).every((c) => /^(ql|w-e)-[\w-]+$/.test(c))) bad.push(`class="${value}"`);
           } else if (!(ATTRS[tag] ?? []).includes(name)) bad.push(`attribute ${name} on <${tag}>`);
           if (name === 'href' && (/^(javascript|vbscript|data|file):/.test(squeezed) || !/^(https?:|mailto:|[/?#.\w])/.test(squeezed))) bad.push(`href="${value}"`);
-          if (name === 'src' && !SAME_ORIGIN_PATH.test(value)) bad.push(`src="${value}"`);
+          if (name === 'src' && !SAME_ORIGIN.test(value)) bad.push(`src="${value}"`);
           if (name === 'target' && value !== '_blank') bad.push(`target="${value}"`);
         }
         if (tag === 'a' && el.getAttribute('rel') !== 'noopener noreferrer nofollow') bad.push('<a> without rel');
@@ -139,6 +141,13 @@ describe('sanitizeRichText: known XSS vectors', () => {
     expect(await violations('<a href="&#106;avascript:1" rel="noopener noreferrer nofollow">x</a>')).toEqual(['href="javascript:1"']);
     expect(await violations('<p style="background:url(x)">t</p><iframe></iframe>')).toEqual(['style="background:url(x)" on <p>', 'tag <iframe>']);
   });
+});
+
+describe('SAME_ORIGIN_PATH (img src), a layer of its own behind allowProtocolRelative', () => {
+  test.each(['/app/sysImage/preview?id=1&exp=2&sig=x', '/a', '/'])('%s is a path of this site', (src) => expect(SAME_ORIGIN_PATH.test(src)).toBe(true));
+  test.each(['//evil.example/x.png', '/\\evil.example/x.png', '/a\\b', 'x.png', 'https://e.example/x', 'data:image/png;base64,AA', '/a b', '/a\tb', ' /a'])('%s is not', (src) =>
+    expect(SAME_ORIGIN_PATH.test(src)).toBe(false),
+  );
 });
 
 describe('sanitizeRichText: ordinary rich text survives', () => {
