@@ -229,7 +229,7 @@ async function core() {
 }
 
 if (import.meta.main) {
-  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|upload-heap|locking|soak|quickcheck` runs one.
+  // `npm run bench` runs every suite; `npm run bench -- core|logs|files|runtimes|workerd|upload-heap|locking|soak|quickcheck|export` runs one.
   const only = process.argv[2];
   if (only === 'runtimes') await (await import('./runtimes.ts')).run();
   if (!only || only === 'core') await core();
@@ -240,6 +240,11 @@ if (import.meta.main) {
   if (only === 'soak') await (await import('./soak.ts')).run();
   // Not part of the default run either: it builds a 1 GB database first (QC_TARGET_MB).
   if (only === 'quickcheck') await (await import('./quickcheck.ts')).run();
+  if (only === 'export') {
+    // Not part of the default run: the 1M-row exports take minutes (bench/export.ts; ROWS, BIG).
+    const r = spawnSync(process.execPath, [join(import.meta.dir, 'export.ts')], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('export bench failed');
+  }
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');

@@ -5,7 +5,7 @@ import { PERMISSION_CODES } from '../src/core/permissions.ts';
 import { makeTestApp } from './support/app.ts';
 
 const SRC = join(import.meta.dir, '../src');
-const RUNTIME_IMPORT = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)['"](bun|bun:[^'"]*|node:[^'"]*|cloudflare:[^'"]*|@node-rs\/[^'"]*|fs|path|os|crypto|child_process)['"]/;
+const RUNTIME_IMPORT = /(?:from\s+|import\s*\(\s*|\bimport\s+|require\s*\(\s*)['"](bun|bun:[^'"]*|node:[^'"]*|cloudflare:[^'"]*|@node-rs\/[^'"]*|fs|path|os|crypto|child_process)['"]/;
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -132,7 +132,9 @@ describe('architecture', () => {
     expect(RUNTIME_IMPORT.test(`import { Database } from 'bun:sqlite';`)).toBe(true);
     expect(RUNTIME_IMPORT.test(`import { readFile } from "node:fs";`)).toBe(true);
     expect(RUNTIME_IMPORT.test(`import { hash } from '@node-rs/argon2';`)).toBe(true);
+    expect(RUNTIME_IMPORT.test(`import 'node:zlib';`)).toBe(true);
     expect(RUNTIME_IMPORT.test(`import { z } from 'zod';`)).toBe(false);
+    expect(RUNTIME_IMPORT.test(`const important = 'node:x';`)).toBe(false);
     expect(importsOf(`import type { X } from '../modules/files/signed-url';\nexport { y } from './y';`)).toEqual(['../modules/files/signed-url', './y']);
     expect(importsOf(`import './http/context';`)).toEqual(['./http/context']);
   });
