@@ -7,6 +7,10 @@ export interface AppKeys {
   jwt(): Promise<CryptoKey>;
   captcha(): Promise<CryptoKey>;
   links(): Promise<CryptoKey>;
+  /** AES-GCM-256 key that seals second-factor secrets at rest (core/secret-box.ts). */
+  mfa(): Promise<CryptoKey>;
+  /** HMAC key for recovery-code hashes (core/recovery-codes.ts); never the sealing key's bytes. */
+  mfaRecovery(): Promise<CryptoKey>;
 }
 
 // HMAC keys shorter than the hash output weaken the MAC (RFC 2104 §3), and an empty or tiny
@@ -26,6 +30,12 @@ export async function hmacKey(raw: Uint8Array): Promise<CryptoKey> {
   return crypto.subtle.importKey('raw', raw as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
+/** A non-extractable AES-GCM-256 key for encrypt and decrypt. */
+export async function aesGcmKey(raw: Uint8Array): Promise<CryptoKey> {
+  if (raw.byteLength !== 32) throw new Error('keys: an AES-GCM key must be 32 bytes');
+  return crypto.subtle.importKey('raw', raw as BufferSource, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
+}
+
 function once<T>(fn: () => Promise<T>): () => Promise<T> {
   let p: Promise<T> | undefined;
   return () => (p ??= fn());
@@ -36,6 +46,8 @@ export function createKeys(secret: Uint8Array): AppKeys {
     jwt: once(async () => hmacKey(await derive(secret, 'jwt'))),
     captcha: once(async () => hmacKey(await derive(secret, 'captcha'))),
     links: once(async () => hmacKey(await derive(secret, 'links'))),
+    mfa: once(async () => aesGcmKey(await derive(secret, 'mfa'))),
+    mfaRecovery: once(async () => hmacKey(await derive(secret, 'mfa-recovery'))),
   };
 }
 
