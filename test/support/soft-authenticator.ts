@@ -84,6 +84,11 @@ export class SoftAuthenticator {
     return b64url(this.credentialId);
   }
 
+  /** The PublicKeyCredential around a response, as the browser's toJSON() gives it. */
+  private credential<R>(response: R) {
+    return { id: this.id, rawId: this.id, type: 'public-key' as const, authenticatorAttachment: 'cross-platform' as const, clientExtensionResults: {}, response };
+  }
+
   private clientData(type: string, challenge: string, origin: string): Uint8Array {
     return enc.encode(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
   }
@@ -113,14 +118,7 @@ export class SoftAuthenticator {
     );
     const attestationObject = isoCBOR.encode(new Map<string, string | Map<string, never> | Uint8Array>([['fmt', 'none'], ['attStmt', new Map<string, never>()], ['authData', authData]]));
     const clientDataJSON = this.clientData(tweaks.type ?? 'webauthn.create', tweaks.challenge ?? options.challenge, origin);
-    return {
-      id: this.id,
-      rawId: this.id,
-      type: 'public-key',
-      authenticatorAttachment: 'cross-platform',
-      clientExtensionResults: {},
-      response: { clientDataJSON: b64url(clientDataJSON), attestationObject: b64url(attestationObject), transports: ['usb'], publicKeyAlgorithm: COSE_ES256 },
-    };
+    return this.credential({ clientDataJSON: b64url(clientDataJSON), attestationObject: b64url(attestationObject), transports: ['usb'], publicKeyAlgorithm: COSE_ES256 });
   }
 
   /** navigator.credentials.get() answered by this authenticator; counts its signature counter up. */
@@ -133,13 +131,6 @@ export class SoftAuthenticator {
     const clientDataJSON = this.clientData(tweaks.type ?? 'webauthn.get', tweaks.challenge ?? options.challenge, origin);
     const signed = concat(authData, await sha256(clientDataJSON));
     const raw = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, this.keys.privateKey, signed as BufferSource));
-    return {
-      id: this.id,
-      rawId: this.id,
-      type: 'public-key',
-      authenticatorAttachment: 'cross-platform',
-      clientExtensionResults: {},
-      response: { clientDataJSON: b64url(clientDataJSON), authenticatorData: b64url(authData), signature: b64url(derSignature(raw)) },
-    };
+    return this.credential({ clientDataJSON: b64url(clientDataJSON), authenticatorData: b64url(authData), signature: b64url(derSignature(raw)) });
   }
 }

@@ -74,18 +74,18 @@ export async function passkeyRegistrationOptions(rp: RelyingParty, user: Passkey
 
 const reason = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** What both ceremonies check the same way: our challenge, one of our origins, our RP id; UV not required. */
+const expected = (rp: RelyingParty, expectedChallenge: string) => ({
+  expectedChallenge,
+  expectedOrigin: rp.origins,
+  expectedRPID: rp.id,
+  requireUserVerification: false,
+});
+
 /** Checks a create() answer against the challenge, origin and RP id; the new passkey to store. */
 export async function verifyPasskeyRegistration(rp: RelyingParty, response: RegistrationResponseJSON, expectedChallenge: string): Promise<PasskeyResult<StoredPasskey>> {
   try {
-    const r = await verifyRegistrationResponse({
-      response,
-      expectedChallenge,
-      expectedOrigin: rp.origins,
-      expectedRPID: rp.id,
-      requireUserPresence: true,
-      requireUserVerification: false,
-      supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
-    });
+    const r = await verifyRegistrationResponse({ response, ...expected(rp, expectedChallenge), requireUserPresence: true, supportedAlgorithmIDs: PASSKEY_ALGORITHMS });
     if (!r.verified) return { ok: false, reason: 'registration not verified' };
     const c = r.registrationInfo.credential;
     return { ok: true, value: { credentialId: c.id, publicKey: c.publicKey, counter: c.counter, transports: c.transports ?? [] } };
@@ -119,14 +119,8 @@ export async function verifyPasskeyAssertion(rp: RelyingParty, response: Authent
   const passkey = passkeys.find((p) => p.credentialId === response.id);
   if (!passkey || response.rawId !== response.id) return { ok: false, reason: 'not a passkey of this user' };
   try {
-    const r = await verifyAuthenticationResponse({
-      response,
-      expectedChallenge,
-      expectedOrigin: rp.origins,
-      expectedRPID: rp.id,
-      credential: { id: passkey.credentialId, publicKey: bytes(passkey.publicKey), counter: passkey.counter, transports: passkey.transports },
-      requireUserVerification: false,
-    });
+    const credential = { id: passkey.credentialId, publicKey: bytes(passkey.publicKey), counter: passkey.counter, transports: passkey.transports };
+    const r = await verifyAuthenticationResponse({ response, ...expected(rp, expectedChallenge), credential });
     if (!r.verified) return { ok: false, reason: 'signature not verified' };
     return { ok: true, value: { credentialId: passkey.credentialId, newCounter: r.authenticationInfo.newCounter } };
   } catch (e) {
