@@ -1,7 +1,8 @@
 /**
- * Purpose-bound HMAC keys derived from the one configured secret, so a token signature can never
- * be replayed as a captcha hash or a file-link signature. Imported once per app, then reused:
- * the one key cache of the app.
+ * Purpose-bound keys derived from the one configured secret, so a token signature can never be
+ * replayed as a captcha hash or a file-link signature, and the key that seals second-factor
+ * secrets shares no bytes with any MAC key. Imported once per app, then reused: the one key cache
+ * of the app.
  */
 export interface AppKeys {
   jwt(): Promise<CryptoKey>;
