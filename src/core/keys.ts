@@ -1,12 +1,17 @@
 /**
- * Purpose-bound HMAC keys derived from the one configured secret, so a token signature can never
- * be replayed as a captcha hash or a file-link signature. Imported once per app, then reused:
- * the one key cache of the app.
+ * Purpose-bound keys derived from the one configured secret, so a token signature can never be
+ * replayed as a captcha hash or a file-link signature, and the key that seals second-factor
+ * secrets shares no bytes with any MAC key. Imported once per app, then reused: the one key cache
+ * of the app.
  */
 export interface AppKeys {
   jwt(): Promise<CryptoKey>;
   captcha(): Promise<CryptoKey>;
   links(): Promise<CryptoKey>;
+  /** AES-GCM-256 key that seals second-factor secrets at rest (core/secret-box.ts). */
+  mfa(): Promise<CryptoKey>;
+  /** HMAC key for recovery-code hashes (core/recovery-codes.ts); never the sealing key's bytes. */
+  mfaRecovery(): Promise<CryptoKey>;
 }
 
 // HMAC keys shorter than the hash output weaken the MAC (RFC 2104 §3), and an empty or tiny
@@ -26,6 +31,12 @@ export async function hmacKey(raw: Uint8Array): Promise<CryptoKey> {
   return crypto.subtle.importKey('raw', raw as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
+/** A non-extractable AES-GCM-256 key for encrypt and decrypt. */
+export async function aesGcmKey(raw: Uint8Array): Promise<CryptoKey> {
+  if (raw.byteLength !== 32) throw new Error('keys: an AES-GCM key must be 32 bytes');
+  return crypto.subtle.importKey('raw', raw as BufferSource, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
+}
+
 function once<T>(fn: () => Promise<T>): () => Promise<T> {
   let p: Promise<T> | undefined;
   return () => (p ??= fn());
@@ -36,6 +47,8 @@ export function createKeys(secret: Uint8Array): AppKeys {
     jwt: once(async () => hmacKey(await derive(secret, 'jwt'))),
     captcha: once(async () => hmacKey(await derive(secret, 'captcha'))),
     links: once(async () => hmacKey(await derive(secret, 'links'))),
+    mfa: once(async () => aesGcmKey(await derive(secret, 'mfa'))),
+    mfaRecovery: once(async () => hmacKey(await derive(secret, 'mfa-recovery'))),
   };
 }
 
