@@ -114,7 +114,7 @@ describe('Runner', () => {
   const check = (judge: CallerCheck['judge']): CallerCheck => ({
     userId: 7,
     sessionId: 's',
-    statement: { sql: 'AUTH', parameters: [] },
+    statements: [{ sql: 'AUTH', parameters: [] }],
     judge,
     guards: () => [],
     openGuards: () => [],
@@ -125,7 +125,7 @@ describe('Runner', () => {
   test('a refused auth row rejects the plan: the data rows never reach its finish', async () => {
     const calls: string[] = [];
     const run = new Runner(fakePorts([[], [{ secret: 1 }]], calls));
-    run.authenticate(check((row) => (row ? accept(row) : { refusal: new Error('401') as never })));
+    run.authenticate(check(([rows]) => (rows?.[0] ? accept([rows]) : { refusal: new Error('401') as never })));
     let finished = false;
     await expect(run.read({ reads: [{ sql: 'SELECT data', parameters: [] }], finish: () => (finished = true) })).rejects.toThrow('401');
     await expect(run.caller()).rejects.toThrow('401');

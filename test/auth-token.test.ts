@@ -140,17 +140,19 @@ describe('authentication cost', () => {
       return original(sql);
     };
     try {
-      // logout does no reads of its own beyond authentication: the auth statement, then the write
-      // batch: the caller's check at its head (db/runner.ts: the session, and for a super admin that
-      // they still are one) and the revoke.
+      // logout does no reads of its own beyond authentication: the auth statements (the session,
+      // and who holds what: answered from the app's cache here, its statement reads no row), then the
+      // write batch: the caller's check at its head (db/runner.ts: the session, and for a super admin
+      // that they still are one) and the revoke.
       const r = await t.call('POST', '/auth/logout', { token });
       expect(r.status).toBe(200);
     } finally {
       (t.sqlite as any).query = original;
     }
-    expect(seen.filter((s) => /^\s*select/i.test(s))).toHaveLength(1);
+    expect(seen.filter((s) => /^\s*select/i.test(s))).toHaveLength(2);
     expect(seen.map((s) => s.trim().slice(0, 70))).toEqual([
       expect.stringMatching(/^SELECT u\.login_name/),
+      expect.stringMatching(/^SELECT EXISTS/),
       expect.stringMatching(/^INSERT INTO auth_guard_failures \(rule\) SELECT 'session_ended'/),
       expect.stringMatching(/^INSERT INTO auth_guard_failures \(rule\) SELECT 'not_permitted'/),
       expect.stringMatching(/^update "sessions"/),

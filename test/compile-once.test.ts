@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { createApp } from '../src/app.ts';
 import { prepare, qb } from '../src/db/compile.ts';
+import { AUTH_HOLDS_SQL } from '../src/access/auth-statement.ts';
 import type { Stmt } from '../src/db/plan.ts';
 import { D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { menuIdsFor, userWithCodes } from './support/rbac.ts';
@@ -132,6 +133,68 @@ for (const runtime of RUNTIMES) {
       const row = await t.row<{ id: number }>(`SELECT id FROM menus WHERE type = 'directory' ORDER BY id LIMIT 1`);
       await t.exec(`UPDATE menus SET title = ? WHERE id = ?`, `Behind ${runtime}`, row!.id);
       expect(titles((await info(admin)).menus)).toContain(`Behind ${runtime}`);
+    });
+  });
+}
+
+for (const runtime of RUNTIMES) {
+  describe(`who holds what, cached per app under the menus version (${runtime})`, () => {
+    let t: AnyTestApp;
+    let admin: string;
+    /** Rows the "who holds what" statement returned, per request (0: answered from the cache). */
+    let holdsRows: number[] = [];
+    beforeAll(async () => {
+      t = await makeTestApp({ runtime });
+      admin = await t.login();
+      const note = (stmts: readonly Stmt[], rows: unknown[][]) => stmts.forEach((s, i) => s.sql === AUTH_HOLDS_SQL && holdsRows.push(rows[i]?.length ?? 0));
+      const readNow = t.deps.readNow;
+      if (readNow) t.deps.readNow = <T>(q: string, p: readonly unknown[]) => ((r) => (note([{ sql: q, parameters: p }], [r]), r))(readNow<T>(q, p));
+      const readMany = t.deps.readMany;
+      t.deps.readMany = Object.assign(async (stmts: readonly Stmt[]) => ((rows) => (note(stmts, rows), rows))(await readMany(stmts)), {
+        oneTrip: readMany.oneTrip,
+      });
+    }, D1_START_MS);
+
+    const page = async (token: string) => {
+      holdsRows = [];
+      const r = await t.call('POST', '/app/sysUser/page', { token, body: {} });
+      return { status: r.status, computed: holdsRows.reduce((a, b) => a + b, 0) };
+    };
+
+    test('the second request of a user for a code is answered from the cache; every change applies on the next one', async () => {
+      const u = await userWithCodes(t, ['sys:user:page'], `holds_${runtime}`);
+      expect(await page(u.token)).toEqual({ status: 200, computed: 1 });
+      expect(await page(u.token)).toEqual({ status: 200, computed: 0 });
+      const menu = (await menuIdsFor(t, ['sys:user:page']))[0]!;
+      const steps: [string, () => Promise<unknown>, number][] = [
+        ['the menu disabled', () => t.exec(`UPDATE menus SET status = 'disabled' WHERE id = ?`, menu), 403],
+        ['the menu enabled again', () => t.exec(`UPDATE menus SET status = 'enabled' WHERE id = ?`, menu), 200],
+        ['the role disabled', () => t.call('POST', '/app/sysRole/changeStatus', { token: admin, body: { id: u.roleId, status: 'disabled' } }), 403],
+        ['the role enabled', () => t.call('POST', '/app/sysRole/changeStatus', { token: admin, body: { id: u.roleId, status: 'enabled' } }), 200],
+        ['the menu taken from the role', () => t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: u.roleId, menuIds: [] } }), 403],
+        ['the menu granted again', () => t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: u.roleId, menuIds: [menu] } }), 200],
+        ['the role taken from the user', () => t.exec(`DELETE FROM user_role WHERE user_id = ?`, u.userId), 403],
+        ['the superAdmin role given', () => t.exec(`INSERT INTO user_role (user_id, role_id) VALUES (?, 1)`, u.userId), 200],
+        ['the superAdmin role disabled', () => t.exec(`UPDATE roles SET status = 'disabled' WHERE id = 1`), 403],
+      ];
+      try {
+        for (const [what, change, status] of steps) {
+          await change();
+          expect({ what, ...(await page(u.token)) }).toEqual({ what, status, computed: 1 });
+          expect({ what, ...(await page(u.token)) }).toEqual({ what, status, computed: 0 });
+        }
+      } finally {
+        await t.exec(`UPDATE roles SET status = 'enabled' WHERE id = 1`);
+        await t.exec(`DELETE FROM user_role WHERE user_id = ? AND role_id = 1`, u.userId);
+      }
+    });
+
+    test('the cache never outlives a session: a logout or a disabled user is refused on the next request', async () => {
+      const u = await userWithCodes(t, ['sys:user:page'], `holds_s_${runtime}`);
+      expect((await page(u.token)).status).toBe(200);
+      expect(await page(u.token)).toEqual({ status: 200, computed: 0 });
+      await t.exec(`UPDATE users SET status = 'disabled' WHERE id = ?`, u.userId);
+      expect((await page(u.token)).status).toBe(401);
     });
   });
 }

@@ -306,6 +306,12 @@ function suite() {
           expect(r.status).toBe(400);
         }
       }
+      // The message names the field and the rule.
+      const msg = async (q: string) => (await t.call('GET', `/app/sysUser/detail?${q}`, { token: admin })).json.msg;
+      expect(await msg('id=abc')).toBe('id: must be a positive integer');
+      expect(await msg('id=0')).toBe('id: must be a positive integer');
+      expect(await msg('id=9007199254740993')).toBe('id: is too large');
+      expect(await msg('id=9007199254740991')).toBe('User not found');
     });
 
     test('ownRole lists role ids', async () => {

@@ -6,53 +6,119 @@ import type { CallerCheck } from '../db/runner.ts';
 import { holdsCodeSql } from './holds-code.ts';
 
 /**
- * One statement answers everything a protected request needs: the session is live, its user is
- * enabled, and whether the user is a super admin or holds the route's code through an enabled
- * role and an enabled menu. Nothing is cached, so a grant, revoke or disable applies on the next
- * request. Parameters are written `+?`: SQLite builds with STAT4 (Bun's does) re-plan a join
- * every time a parameter the planner could use is re-bound, which made this statement cost
- * ~20 µs instead of ~2 µs; the unary plus hides the value from the planner and keeps the indexes.
+ * Two statements, read together, answer everything a protected request needs: the session is live
+ * and its user enabled, and whether the user is a super admin or holds the route's code through an
+ * enabled role and an enabled menu. The session and the user's status are read on every request,
+ * so a logout or a disable applies on the next one. Who holds what was most of the cost: it is kept
+ * per app (process / isolate) and user under the `menus` version (migration 0018: bumped by
+ * triggers on every write to menus, role_menu, user_role and roles' status and code, exactly what
+ * those answers depend on), and the second statement computes them only when the version is not the
+ * one the cache holds: a grant or revoke still applies on the very next request.
+ * Parameters are written `+?`: SQLite builds with STAT4 (Bun's does) re-plan a join every time a
+ * parameter the planner could use is re-bound, which made this statement cost ~20 µs instead of
+ * ~2 µs; the unary plus hides the value from the planner and keeps the indexes.
  */
 export const isSuperSql = (userRef: string) => `EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
           WHERE ur.user_id = ${userRef} AND r.status = 'enabled' AND r.code = '${SUPER_ADMIN_ROLE}')`;
 /** Session live and its user enabled; binds the session id, the user id and now. */
 const LIVE_SESSION = `s.id = +? AND s.user_id = +? AND s.revoked_at IS NULL AND s.expires_at > +? AND u.status = 'enabled'`;
-/** The auth statement; binds the code (NULL: none needed), the session id, the user id and now. */
-export const AUTH_SQL = `SELECT u.login_name AS login_name,
-  ${isSuperSql('u.id')} AS is_super,
-  ${holdsCodeSql('u.id')} AS has_perm
-FROM sessions s JOIN users u ON u.id = s.user_id
-WHERE ${LIVE_SESSION}`;
+/**
+ * The auth statements. First the session: ?1 the session id, ?2 the user id, ?3 now; one row
+ * (login name, `menus` version: -2 when its row is missing) when the session is live and its user
+ * enabled. Then who holds what: ?1 the code (NULL: none needed), ?2 the user id, ?3 the `menus`
+ * version the cache holds for this user and code (-1: none); no row when that version is still
+ * current (a constant WHERE, evaluated once before anything is read), else one row.
+ */
+export const AUTH_SESSION_SQL = `SELECT u.login_name AS login_name, coalesce(v.n, -2) AS version
+FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN cache_versions v ON v.name = 'menus'
+WHERE s.id = +?1 AND s.user_id = +?2 AND s.revoked_at IS NULL AND s.expires_at > +?3 AND u.status = 'enabled'`;
+export const AUTH_HOLDS_SQL = `SELECT ${isSuperSql('+?2')} AS is_super,
+  CASE WHEN ?1 IS NULL THEN 0 ELSE ${holdsCodeSql('+?2', '+?1')} END AS has_perm
+WHERE NOT coalesce((SELECT n FROM cache_versions WHERE name = 'menus') = +?3, 0)`;
 
 /** The session statement's 401 (ended, revoked, expired, or its user disabled or deleted). */
 export const SESSION_ENDED = 'Session has ended, please log in again';
 
-interface AuthRow {
+interface SessionRow {
   login_name: string;
+  version: number;
+}
+interface HoldsRow {
   is_super: number;
   has_perm: number;
 }
 
+/** What a user holds as of one `menus` version: super admin or not, and the codes asked about so far. */
+interface Holdings {
+  version: number;
+  isSuper: boolean;
+  codes: Map<string, boolean>;
+}
+
+/** Per app (the object the guard hands in: its deps) and user; bounded, emptied when full. */
+const holdingsOf = new WeakMap<object, Map<number, Holdings>>();
+const USERS_HELD = 10_000;
+const NO_CODE = '';
+
+function holdingsCache(owner: object): Map<number, Holdings> {
+  let m = holdingsOf.get(owner);
+  if (!m) holdingsOf.set(owner, (m = new Map()));
+  return m;
+}
+
 /**
  * The caller's check for one request (db/runner.ts): `code` is the route's permission code (null:
- * any logged-in user); `userId`/`sessionId` come from the verified token; `now` is the request's time.
+ * any logged-in user); `userId`/`sessionId` come from the verified token; `now` is the request's
+ * time; `owner` keys the per-app cache of who holds what (see AUTH_HOLDS_SQL).
  */
-export function callerCheck(code: PermissionCode | null, userId: number, sessionId: string, now: () => number): CallerCheck {
+export function callerCheck(code: PermissionCode | null, userId: number, sessionId: string, now: () => number, owner: object): CallerCheck {
+  const cache = holdingsCache(owner);
+  // The entry this request builds on (a concurrent refresh replaces it; this one stays as read).
+  const held = cache.get(userId);
+  const known = held?.codes.get(code ?? NO_CODE);
+  const heldVersion = held && known !== undefined ? held.version : -1;
   return {
     userId,
     sessionId,
-    statement: { sql: AUTH_SQL, parameters: [code, sessionId, userId, new Date(now()).toISOString()] },
-    judge(found) {
-      const row = found as AuthRow | undefined;
+    statements: [
+      { sql: AUTH_SESSION_SQL, parameters: [sessionId, userId, new Date(now()).toISOString()] },
+      { sql: AUTH_HOLDS_SQL, parameters: [code, userId, heldVersion] },
+    ],
+    judge([sessionRows, holdsRows]) {
+      const row = sessionRows?.[0] as SessionRow | undefined;
       if (!row) return { refusal: new AppError('UNAUTHORIZED', SESSION_ENDED) };
-      const caller: Caller = { userId, sessionId, loginName: row.login_name, isSuperAdmin: row.is_super === 1 };
-      const permitted = code === null || caller.isSuperAdmin || row.has_perm === 1;
+      const fresh = holdsRows?.[0] as HoldsRow | undefined;
+      let isSuper: boolean;
+      let holds: boolean;
+      if (!fresh) {
+        // The version is the one held: the cached answers are current.
+        isSuper = held!.isSuper;
+        holds = known!;
+      } else {
+        isSuper = fresh.is_super === 1;
+        holds = fresh.has_perm === 1;
+        remember(cache, userId, row.version, isSuper, code ?? NO_CODE, holds);
+      }
+      const caller: Caller = { userId, sessionId, loginName: row.login_name, isSuperAdmin: isSuper };
+      const permitted = code === null || isSuper || holds;
       return permitted ? { caller } : { caller, refusal: forbidden() };
     },
     // "now" is taken when the batch is built: the guards judge the state it runs on.
     guards: (caller) => writeGuards(code, caller, new Date(now()).toISOString()),
     openGuards: () => openGuards(code, userId, sessionId, new Date(now()).toISOString()),
   };
+}
+
+/** Keeps what the auth statement computed, under the version it read (none when the version row is missing: -2). */
+function remember(cache: Map<number, Holdings>, userId: number, version: number, isSuper: boolean, code: string, holds: boolean) {
+  if (version < 0) return;
+  let entry = cache.get(userId);
+  if (!entry || entry.version !== version || entry.isSuper !== isSuper) {
+    if (cache.size >= USERS_HELD) cache.clear();
+    entry = { version, isSuper, codes: new Map() };
+    cache.set(userId, entry);
+  }
+  entry.codes.set(code, holds);
 }
 
 /** writeGuards for a batch sent before the caller was judged: a super admin or a holder of `code` passes. */

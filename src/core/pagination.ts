@@ -331,21 +331,24 @@ export const idsSchema = z
   .max(100, 'must contain at most 100 ids')
   .transform((ids) => [...new Set(ids)]);
 
+const ID_TEXT = /^[1-9][0-9]{0,15}$/;
+
 /**
  * `?id=` query parameter: digits only, a positive safe integer. Typed to accept a number too, so a
- * typed client (hc) can pass `{ id: 5 }`; on the wire it is always the decimal string.
+ * typed client (hc) can pass `{ id: 5 }`; on the wire it is always the decimal string. One
+ * transform rather than a pipe of checks: every detail read validates it (a third of zod's cost
+ * there), and the OpenAPI shape comes from the `.openapi()` description either way.
  */
 export const idQuerySchema = z.strictObject({
   id: z
     .union([z.string(), z.number()])
-    .transform(String)
-    .pipe(
-      z
-        .string()
-        .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer')
-        .transform(Number)
-        .refine((n) => Number.isSafeInteger(n), 'is too large'),
-    )
+    .transform((value, ctx) => {
+      const text = String(value);
+      const n = ID_TEXT.test(text) ? Number(text) : NaN;
+      if (Number.isSafeInteger(n)) return n;
+      ctx.addIssue({ code: 'custom', message: Number.isNaN(n) ? 'must be a positive integer' : 'is too large' });
+      return z.NEVER;
+    })
     .openapi({ param: { name: 'id', in: 'query' }, example: 42, type: 'integer', minimum: 1 }),
 });
 

@@ -15,10 +15,10 @@ export interface CallerCheck {
   /** From the verified token, known before the auth row is read. */
   readonly userId: number;
   readonly sessionId: string;
-  /** One row when the session is live and its user enabled (none otherwise). */
-  readonly statement: Stmt;
-  /** The auth row's verdict: the caller (none for a 401) and the refusal, if any (401/403). */
-  judge(row: unknown): { caller?: Caller; refusal?: AppError };
+  /** The auth statements (read together, at the head of the request's first plan). */
+  readonly statements: readonly Stmt[];
+  /** Their verdict, from their rows in order: the caller (none for a 401) and the refusal, if any (401/403). */
+  judge(rows: readonly (readonly unknown[] | undefined)[]): { caller?: Caller; refusal?: AppError };
   /** The caller's check as guards at the head of a write batch: judged on the state the batch sees. */
   guards(caller: Caller): CompiledQuery[];
   /** The same, for a batch sent before the caller was judged (a super admin passes every code). */
@@ -98,8 +98,8 @@ export class Runner {
         // judgeNow left the refusal as the verdict
       }
     }
-    this.verdict ??= this.time(() => this.primary.read(check.statement.sql, check.statement.parameters)).then(
-      (rows) => this.accept(rows[0]),
+    this.verdict ??= this.readAuth(check).then(
+      (rows) => this.accept(rows),
       (err: unknown) => {
         this.verdict = undefined; // the database failed, not the caller: the verdict is still owed
         throw err;
@@ -108,8 +108,17 @@ export class Runner {
     return this.verdict;
   }
 
-  private accept(row: unknown): Caller {
-    const { caller, refusal } = this.check!.judge(row);
+  /** The auth statements alone (no plan carried them): one batch where batches are one round trip. */
+  private async readAuth(check: CallerCheck): Promise<unknown[][]> {
+    const paths = this.primary;
+    if (paths.readMany.oneTrip) return this.time(() => paths.readMany(check.statements));
+    const out: unknown[][] = [];
+    for (const s of check.statements) out.push(await this.time(() => paths.read(s.sql, s.parameters)));
+    return out;
+  }
+
+  private accept(rows: readonly (readonly unknown[] | undefined)[]): Caller {
+    const { caller, refusal } = this.check!.judge(rows);
     this.known = caller;
     if (refusal) throw refusal;
     if (this.toReplica) this.reads = this.replica!();
@@ -127,16 +136,17 @@ export class Runner {
     }
     if (check && this.verdict === undefined && this.oneTrip && !this.toReplica) {
       plan.reads.forEach(assertRead);
-      const batch = this.time(() => this.primary.readMany([check.statement, ...plan.reads]));
+      const head = check.statements.length;
+      const batch = this.time(() => this.primary.readMany([...check.statements, ...plan.reads]));
       this.verdict = batch.then(
-        ([auth]) => this.accept(auth?.[0]),
+        (rows) => this.accept(rows.slice(0, head)),
         (err: unknown) => {
           this.verdict = undefined;
           throw err;
         },
       );
       await this.verdict;
-      return plan.finish((await batch).slice(1));
+      return plan.finish((await batch).slice(head));
     }
     if (check) await this.caller();
     return plan.finish(now ? this.readRowsNow(now, plan.reads) : await this.readRows(plan.reads));
@@ -156,7 +166,7 @@ export class Runner {
   private judgeNow(check: CallerCheck, now: ReadNow): Promise<Caller> {
     let caller: Caller;
     try {
-      caller = this.accept(this.timeNow(() => now(check.statement.sql, check.statement.parameters))[0]);
+      caller = this.accept(this.readRowsNow(now, check.statements));
     } catch (err) {
       const refused = Promise.reject(err);
       refused.catch(() => undefined); // held for caller(); thrown here
@@ -217,7 +227,8 @@ export class Runner {
    * judged alone, and their verdict outranks the batch's own failure.
    */
   private async writeWithAuth<T>(check: CallerCheck, plan: WritePlan<T>): Promise<T> {
-    const head = [CompiledQuery.raw(check.statement.sql, [...check.statement.parameters]), ...check.openGuards()];
+    const auth = check.statements.map((s) => CompiledQuery.raw(s.sql, [...s.parameters]));
+    const head = [...auth, ...check.openGuards()];
     let results: QueryResult<unknown>[];
     try {
       results = await this.time(() => this.primary.atomic([...head, ...plan.batch]));
@@ -225,7 +236,7 @@ export class Runner {
       await this.caller();
       throw await refusal(err, plan);
     }
-    this.verdict = Promise.resolve(results[0]?.rows[0]).then((row) => this.accept(row));
+    this.verdict = Promise.resolve(results.slice(0, auth.length).map((r) => r.rows)).then((rows) => this.accept(rows));
     await this.verdict;
     return plan.finish(results.slice(head.length));
   }

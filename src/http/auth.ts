@@ -68,7 +68,7 @@ export async function verifyToken(c: Context): Promise<VerifiedToken> {
 async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean): Promise<void> {
   const { userId, sessionId } = await verifyToken(c);
   const deps = c.get('deps');
-  c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now), replicaReads);
+  c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now, deps), replicaReads);
 }
 
 /**

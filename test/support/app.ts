@@ -241,7 +241,7 @@ export function runnerAs(deps: Deps, caller: Caller): Runner {
   run.authenticate({
     userId: caller.userId,
     sessionId: caller.sessionId,
-    statement: { sql: 'SELECT 1 AS one', parameters: [] },
+    statements: [{ sql: 'SELECT 1 AS one', parameters: [] }],
     judge: () => ({ caller }),
     guards: () => [],
     openGuards: () => [],
