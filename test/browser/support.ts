@@ -55,24 +55,30 @@ export interface RunningApi {
   url: string;
   dir: string;
   stop(): Promise<void>;
+  /** The server's stdout lines so far (its JSON log), when started with `keepOutput`. */
+  output(): string[];
   /** Plain server-side call (no browser, so no CORS): for test setup. */
   call(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; json: any }>;
   login(): Promise<string>;
 }
 
-/** Starts `bun src/entry/bun.ts` with a temporary database and files folder. */
-export async function startApi(env: Record<string, string>): Promise<RunningApi> {
+/**
+ * Starts `bun src/entry/bun.ts` with a temporary database and files folder. With `keepOutput`
+ * its stdout (the JSON log, e.g. one line per request with LOG_REQUESTS=true) is read as it comes
+ * and kept for output(); otherwise it is discarded.
+ */
+export async function startApi(env: Record<string, string>, opts: { keepOutput?: boolean } = {}): Promise<RunningApi> {
   // The free port is only free when probed; on the rare lost race, try another one.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startApiOnce(env);
+      return await startApiOnce(env, opts.keepOutput ?? false);
     } catch (e) {
       if (attempt === 3) throw e;
     }
   }
 }
 
-async function startApiOnce(env: Record<string, string>): Promise<RunningApi> {
+async function startApiOnce(env: Record<string, string>, keepOutput: boolean): Promise<RunningApi> {
   const dir = mkdtempSync(join(tmpdir(), 'edge-admin-api-'));
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -90,9 +96,11 @@ async function startApiOnce(env: Record<string, string>): Promise<RunningApi> {
       LOG_REQUESTS: 'false',
       ...env,
     },
-    stdout: 'ignore',
+    stdout: keepOutput ? 'pipe' : 'ignore',
     stderr: 'pipe',
   });
+  const lines: string[] = [];
+  if (keepOutput) void drainLines(proc.stdout as ReadableStream<Uint8Array>, lines);
 
   const deadline = Date.now() + 15_000;
   for (;;) {
@@ -124,6 +132,7 @@ async function startApiOnce(env: Record<string, string>): Promise<RunningApi> {
     url,
     dir,
     call,
+    output: () => [...lines],
     async login() {
       const r = await call('POST', '/auth/login', { loginName: 'admin', password: ADMIN_PASSWORD });
       if (r.status !== 200) throw new Error(`login failed: ${r.status} ${r.json.msg}`);
@@ -135,6 +144,19 @@ async function startApiOnce(env: Record<string, string>): Promise<RunningApi> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Reads a stream to its end (so the child never blocks on a full pipe), one entry per line. */
+async function drainLines(stream: ReadableStream<Uint8Array>, into: string[]) {
+  const decoder = new TextDecoder();
+  let rest = '';
+  for await (const chunk of stream) {
+    rest += decoder.decode(chunk, { stream: true });
+    const parts = rest.split('\n');
+    rest = parts.pop()!;
+    into.push(...parts.filter(Boolean));
+  }
+  if (rest) into.push(rest);
 }
 
 export function outputPath(name: string) {

@@ -42,8 +42,8 @@ export function freePort(): Promise<number> {
 }
 
 const live = new Set<ChildProcess>();
-/** Kills a child's whole process group (wrangler → workerd), first politely. */
-async function killTree(child: ChildProcess): Promise<void> {
+/** Kills a child's whole process group (wrangler → workerd, Vite → esbuild), first politely. */
+export async function killTree(child: ChildProcess): Promise<void> {
   live.delete(child);
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise<void>((ok) => child.once('exit', () => ok()));
