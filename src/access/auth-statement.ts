@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Caller } from '../core/caller.ts';
 import { AppError, forbidden } from '../core/errors.ts';
+import { perApp } from '../core/per-app.ts';
 import { SUPER_ADMIN_ROLE, type PermissionCode } from '../core/permissions.ts';
 import type { CallerCheck } from '../db/runner.ts';
 import { holdsCodeSql } from './holds-code.ts';
@@ -56,15 +57,10 @@ interface Holdings {
 }
 
 /** Per app (the object the guard hands in: its deps) and user; bounded, emptied when full. */
-const holdingsOf = new WeakMap<object, Map<number, Holdings>>();
+const HOLDINGS = Symbol('holdings');
 const USERS_HELD = 10_000;
 const NO_CODE = '';
-
-function holdingsCache(owner: object): Map<number, Holdings> {
-  let m = holdingsOf.get(owner);
-  if (!m) holdingsOf.set(owner, (m = new Map()));
-  return m;
-}
+const holdingsCache = (owner: object) => perApp(owner, HOLDINGS, () => new Map<number, Holdings>());
 
 /**
  * The caller's check for one request (db/runner.ts): `code` is the route's permission code (null:

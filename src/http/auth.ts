@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { errors as joseErrors, jwtVerify } from 'jose';
 import { callerCheck } from '../access/auth-statement.ts';
 import { AppError } from '../core/errors.ts';
+import { perApp } from '../core/per-app.ts';
 import type { PermissionCode } from '../core/permissions.ts';
 import { verifyLink, type LinkAction } from '../core/signed-links.ts';
 
@@ -21,13 +22,8 @@ interface VerifiedToken {
  * read on every request. Bounded; the oldest entry goes first.
  */
 const VERIFIED_MAX = 10_000;
-const verified = new WeakMap<object, Map<string, VerifiedToken>>();
-
-function verifiedCache(owner: object): Map<string, VerifiedToken> {
-  let m = verified.get(owner);
-  if (!m) verified.set(owner, (m = new Map()));
-  return m;
-}
+const VERIFIED = Symbol('verified tokens');
+const verifiedCache = (owner: object) => perApp(owner, VERIFIED, () => new Map<string, VerifiedToken>());
 
 /** Claims of a verified token; everything else about the caller comes from the session row. */
 export async function verifyToken(c: Context): Promise<VerifiedToken> {

@@ -3,6 +3,7 @@ import { guardStatement } from '../../db/guards.ts';
 import type { Ports } from '../../core/ports.ts';
 import { idList } from '../../db/id-list.ts';
 import { qb, sqlText } from '../../db/compile.ts';
+import { perApp } from '../../core/per-app.ts';
 import type { Stmt } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, type PageOptions, type PageStatements } from '../../core/pagination.ts';
@@ -162,13 +163,9 @@ function orgsPage(
  * in the first batch; the batch reads the scope again, and a wrong or stale hint (a moved caller,
  * a new role) costs a second trip, never a wrong page. Bounded: emptied at HINTS_MAX callers.
  */
-const planHints = new WeakMap<object, Map<number, Plan>>();
+const PLAN_HINTS = Symbol('users page plan hints');
 const HINTS_MAX = 10_000;
-function hintsOf(deps: Ports): Map<number, Plan> {
-  let hints = planHints.get(deps.config);
-  if (!hints) planHints.set(deps.config, (hints = new Map()));
-  return hints;
-}
+const hintsOf = (deps: Ports) => perApp(deps.config, PLAN_HINTS, () => new Map<number, Plan>());
 
 /**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
