@@ -76,11 +76,6 @@ export class Runner {
     this.toReplica = replicaReads && this.replica !== undefined;
   }
 
-  /** True once the auth statement has been sent (its verdict may still be on its way); always on routes without authentication. */
-  get judgedOrOpen(): boolean {
-    return this.check === undefined || this.verdict !== undefined;
-  }
-
   /** The caller is known to be a super admin (false while the auth row has not been read). */
   get knownSuper(): boolean {
     return this.known?.isSuperAdmin === true && this.verdict !== undefined;

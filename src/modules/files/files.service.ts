@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { prepare, qb } from '../../db/compile.ts';
-import { resultsOf } from '../../db/plan.ts';
+import { readsOf, resultsOf } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import type { Ports } from '../../core/ports.ts';
 import { AppError, badRequest, notFound, storageFull } from '../../core/errors.ts';
@@ -263,7 +263,7 @@ const notFoundOf = (kind: FileKind) => notFound(kind === 'image' ? 'Image not fo
 
 export async function fileDetail(deps: Ports, run: Runner, kind: FileKind, id: number) {
   // The record and whether the caller may be handed its link: one read (with the auth row on D1).
-  const [rows = [], held] = await run.read({ reads: [rowQuery(run, kind, id), linkStatement(run.userId, kind)], finish: (r) => r });
+  const [rows = [], held] = await run.read(readsOf(rowQuery(run, kind, id), linkStatement(run.userId, kind)));
   const row = rows[0] as FileRow | undefined;
   if (!row) throw notFoundOf(kind);
   return toRecord(deps, row, heldBy(held));

@@ -4,7 +4,7 @@ import type { Ports } from '../../core/ports.ts';
 import { idList } from '../../db/id-list.ts';
 import { qb, sqlText } from '../../db/compile.ts';
 import { perApp } from '../../core/per-app.ts';
-import type { Stmt } from '../../db/plan.ts';
+import { readsOf, type Stmt } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, type PageOptions, type PageStatements } from '../../core/pagination.ts';
 import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
@@ -224,10 +224,7 @@ export async function pageUsers(deps: Ports, run: Runner, req: UserPageInput) {
   const first = hinted
     ? orgsPage(req, options, scopeOrgs(me), { plan: hinted, gate: sql`NOT ${scopeAll(me)} AND NOT ${scopeSelf(me)}` })
     : unscoped(scopeAll(me));
-  const [scopeRows = [], ...pageRows] = await run.read({
-    reads: [{ sql: USERS_SCOPE_SQL, parameters: [me, orgsOnly ? 0 : 1] }, ...first.statements],
-    finish: (rows) => rows,
-  });
+  const [scopeRows = [], ...pageRows] = await run.read(readsOf({ sql: USERS_SCOPE_SQL, parameters: [me, orgsOnly ? 0 : 1] }, ...first.statements));
   const callerSees = callerScopeOf(scopeRows[0]);
   const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
   if (callerSees.all || callerSees.self) hints.delete(me);
