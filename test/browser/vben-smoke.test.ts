@@ -9,15 +9,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, OUTPUT_DIR, startApi, type RunningApi } from './support.ts';
-import { openVbenPage, prepareVben, startVbenDevServer, type VbenDevServer, type VbenPage } from './support/vben-client.ts';
+import { openVbenPage, prepareVben, shortReason, startVbenDevServer, type VbenDevServer, type VbenPage } from './support/vben-client.ts';
 
 /** Where the dialect is to answer (issue 31); the base vben gets as VITE_GLOB_API_URL. */
 const VBEN_API_PREFIX = '/vben';
 const SHOTS = join(OUTPUT_DIR, 'vben-smoke');
 
 const prepared = await prepareVben((line) => console.log(line));
-const skipReason = prepared.ok ? null : prepared.reason;
-if (skipReason) console.warn(`vben smoke test skipped: ${skipReason}`);
+const skipReason = prepared.ok ? null : shortReason(prepared.reason);
+if (!prepared.ok) console.warn(`vben smoke test skipped: ${prepared.reason}`);
 
 let api: RunningApi;
 let dev: VbenDevServer;

@@ -104,6 +104,15 @@ export interface VbenInstall {
 
 export type Prepared = { ok: true; install: VbenInstall } | { ok: false; reason: string };
 
+/** A reason on one line for a test title: its first line and the first error line of the output. */
+export function shortReason(reason: string): string {
+  const lines = reason.split('\n').map((l) => l.trim()).filter(Boolean);
+  const err = lines.slice(1).find((l) => /ERR_|error code|E404|ENOTFOUND|ECONNREFUSED|not found/i.test(l));
+  const first = (lines[0] ?? '').replace(/:$/, '');
+  const one = err ? `${first}: ${err}` : first;
+  return one.length > 300 ? `${one.slice(0, 297)}...` : one;
+}
+
 /** Why the vben tests cannot run on this machine at all (before trying an install), or null. */
 export function vbenPrecondition(): string | null {
   if (!hasChromium) return `${CHROMIUM} is missing (apt-get install -y chromium fonts-noto-cjk)`;
