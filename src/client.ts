@@ -8,7 +8,7 @@ export type { AppType };
 /** Where the token comes from; called before every request, so a logout takes effect at once. */
 export type TokenSource = () => string | null | undefined | Promise<string | null | undefined>;
 
-/** The header a D1 read-replication bookmark travels in (README "Read replication"). */
+/** The header a D1 read-replication bookmark travels in (docs/deploy-cloudflare.md, "Read replicas"). */
 export const BOOKMARK_HEADER = 'X-D1-Bookmark';
 
 /** What a fetch function must accept (Bun's `typeof fetch` also has `preconnect`). */

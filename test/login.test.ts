@@ -250,6 +250,28 @@ describe('throttling', () => {
     expect(reused.json.msg).toContain('securityCode');
   });
 
+  // Issue 25: a mistyped code is not a password guess. Ten of them (more than the name's limit of
+  // 5), with wrong and right passwords, leave the name and the address unlocked and uncounted.
+  test('a wrong, expired or missing captcha counts toward no lockout, of the name or the address', async () => {
+    const { id } = await addUser('typo-d');
+    const ip = '10.22.0.1';
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const key = await plantCaptcha('ACDE');
+      const password = i % 2 ? PASSWORD : `wrong-${i}-password`;
+      statuses.push((await attempt({ loginName: 'typo-d', password, codeKey: key, securityCode: 'XXXX' }, ip)).status);
+    }
+    statuses.push((await attempt({ loginName: 'typo-d', password: 'wrong-password-x' }, ip)).status);
+    const expired = await plantCaptcha('ACDE', 1_000);
+    t.clock.advance(2_000);
+    statuses.push((await attempt({ loginName: 'typo-d', password: 'wrong-password-y', codeKey: expired, securityCode: 'ACDE' }, ip)).status);
+    expect(statuses).toEqual(Array(12).fill(400));
+    const counted = t.sqlite.query(`SELECT key, count FROM rate_limits WHERE key IN ('login-name:typo-d', 'login-ip:${ip}') AND count > 0`).all();
+    expect(counted).toEqual([]);
+    expect((await loginWithCaptcha('typo-d', PASSWORD, ip)).status).toBe(200);
+    expect(sessionsOf(id)).toBe(1);
+  });
+
   test('successes count nothing against the address', async () => {
     await addUser('often');
     for (let i = 0; i < 32; i++) expect((await loginWithCaptcha('often', PASSWORD, '10.4.0.3')).status).toBe(200);

@@ -7,7 +7,7 @@ import { LaggingD1 } from './support/lagging-d1.ts';
 import { userWithCodes } from './support/rbac.ts';
 import { freshD1 } from './support/workerd.ts';
 
-// D1 read replication (README "Read replication") against a replica that lags for as long as a
+// D1 read replication (docs/deploy-cloudflare.md, "Read replicas") against a replica that lags for as long as a
 // test wants (support/lagging-d1.ts): the auth statement and writes go to the primary, the reads
 // after a passed auth check to a replica at least as new as the client's X-D1-Bookmark.
 

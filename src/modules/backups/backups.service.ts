@@ -17,7 +17,7 @@ export function archivesOf(deps: Ports): BackupArchives {
   if (!deps.backups) {
     throw new AppError(
       'NOT_IMPLEMENTED',
-      'Backups are not taken by the service on Workers: D1 Time Travel keeps 30 days of history (wrangler d1 time-travel) and wrangler d1 export makes a copy; see the README',
+      'Backups are not taken by the service on Workers: D1 Time Travel keeps 30 days of history (wrangler d1 time-travel) and wrangler d1 export makes a copy; see docs/backup-and-restore.md',
     );
   }
   return deps.backups;
