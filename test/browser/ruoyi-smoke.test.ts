@@ -79,6 +79,8 @@ describe.skipIf(!ready)(title, () => {
 
     const served = api
       .output()
+      // The server's log lines are JSON; the start-up banner is plain text for people.
+      .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as { msg?: string; method?: string; path?: string; status?: number; traceId?: string })
       .filter((e) => e.msg === 'request' && e.path?.startsWith(`${PREFIX}/`));
     writeFileSync(join(OUT, 'calls.json'), JSON.stringify({ browser: calls, server: served, consoleErrors, pageErrors, assetFailures }, null, 2));
