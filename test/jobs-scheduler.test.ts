@@ -162,6 +162,15 @@ for (const runtime of RUNTIMES) {
       expect((await jobLog(t)).length).toBe(2);
     }, D1_START_MS);
 
+    test('two ticks that read the same rows: each due time runs once, also when the first run ends before the second tick claims', async () => {
+      const t = await app();
+      await schedulesFrom(t, '2026-11-22T00:00:00.000Z');
+      at(t, '2026-11-22T00:10:20.000Z');
+      const reports = await Promise.all([tick(t.deps), tick(t.deps), tick(t.deps)]);
+      expect(reports.flatMap((r) => r.ran.map((x) => x.job)).sort()).toEqual([...CLEANUPS].sort());
+      expect((await jobLog(t)).length).toBe(3);
+    }, D1_START_MS);
+
     test('a claim older than its stale limit is taken over and its lost run reported as interrupted; a live one is respected', async () => {
       const t = await app();
       t.deps.backups = fakeArchives().archives;
