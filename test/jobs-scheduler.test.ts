@@ -169,6 +169,15 @@ for (const runtime of RUNTIMES) {
       const reports = await Promise.all([tick(t.deps), tick(t.deps), tick(t.deps)]);
       expect(reports.flatMap((r) => r.ran.map((x) => x.job)).sort()).toEqual([...CLEANUPS].sort());
       expect((await jobLog(t)).length).toBe(3);
+      // The same, made certain: between one tick's read and its first claim, another tick runs whole.
+      at(t, '2026-11-22T00:20:20.000Z');
+      const atomic = t.deps.atomic;
+      let other: Promise<unknown> | undefined;
+      const late = { ...t.deps, atomic: async (q: Parameters<typeof atomic>[0]) => ((other ??= tick({ ...t.deps, atomic })), await other, atomic(q)) };
+      const stale = await tick(late);
+      expect(((await other) as { ran: unknown[] }).ran.length).toBe(3);
+      expect(stale.ran).toEqual([]);
+      expect((await jobLog(t)).length).toBe(6);
     }, D1_START_MS);
 
     test('a claim older than its stale limit is taken over and its lost run reported as interrupted; a live one is respected', async () => {

@@ -99,4 +99,16 @@ test('a real server start applies BACKUP_EVERY_HOURS and ticks at once (nextRunA
   expect(rows.every((r) => r.next_run_at !== null && Date.parse(r.next_run_at) > Date.now() - 60_000)).toBe(true);
   expect(s.output()).toContain('backup job scheduled from BACKUP_EVERY_HOURS');
   expect(await stopServer(s)).toBe(0);
-}, 30_000);
+  // A run the stop cut short (as a kill would leave it): the next start reports and releases it.
+  const file = new Database(env.DATABASE_PATH);
+  file.run(`UPDATE jobs SET claimed_at = ?, claim_id = 'killed' WHERE handler = 'blobSweep'`, [new Date(Date.now() - 60_000).toISOString()]);
+  file.close();
+  const again = await startServer(env, children);
+  expect(await stopServer(again)).toBe(0);
+  const after = new Database(env.DATABASE_PATH, { readonly: true });
+  expect(after.query(`SELECT job_name, status, message FROM job_log WHERE message LIKE 'interrupted%'`).all()).toEqual([
+    { job_name: 'Blob sweep (BLOB_GRACE_HOURS)', status: 'failure', message: 'interrupted: the server stopped while it ran' },
+  ]);
+  expect(after.query(`SELECT claimed_at FROM jobs WHERE handler = 'blobSweep'`).get()).toEqual({ claimed_at: null });
+  after.close();
+}, 60_000);

@@ -143,6 +143,18 @@ for (const runtime of RUNTIMES) {
         json: { msg: 'status: changing it also requires the permission sys:job:changeStatus' },
         unchanged: ['jobs'],
       });
+      // The code held at the read but revoked right before the write: the guard in the batch refuses it.
+      const holder = await userWithCodes(t, ['sys:job:edit', 'sys:job:changeStatus']);
+      beforeBatch(t, 1, `DELETE FROM role_menu WHERE role_id = ? AND menu_id IN (SELECT id FROM menus WHERE permission = 'sys:job:changeStatus')`, holder.roleId);
+      await expectScenario(t, {
+        method: 'POST',
+        path: '/app/sysJob/edit',
+        token: holder.token,
+        body: { id: job.id, version: job.version, status: 'disabled' },
+        status: 403,
+        json: { msg: 'status: changing it also requires the permission sys:job:changeStatus' },
+        unchanged: ['jobs'],
+      });
       expect((await post('/app/sysJob/edit', { id: job.id, version: job.version, cron: '*/20 * * * *' }, editor)).status).toBe(200);
       const off = await post('/app/sysJob/changeStatus', { id: job.id, status: 'disabled' });
       expect(off.data).toMatchObject({ status: 'disabled', nextRunAt: null, version: job.version + 2 });
