@@ -111,7 +111,7 @@ for (const runtime of RUNTIMES) {
       await t.exec(`UPDATE jobs SET cron = '61 * * * *' WHERE handler = 'logRetention'`);
       at(t, '2026-11-22T00:10:20.000Z');
       const report = await tick(t.deps);
-      expect(report.ran.map((r) => r.job)).toEqual([CLEANUPS[0], CLEANUPS[2]]);
+      expect(report.ran.map((r) => r.job)).toEqual([CLEANUPS[0]!, CLEANUPS[2]!]);
       expect(t.logLines.some((l) => l.includes('its cron expression is invalid') && l.includes('minute: 61 is out of range'))).toBe(true);
     }, D1_START_MS);
 
