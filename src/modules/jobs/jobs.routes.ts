@@ -70,7 +70,7 @@ const statusRoute = guarded(
     tags,
     summary: 'Enable or disable a job (enabling counts nothing as missed while it was off)',
     request: { body: jsonBody(JobStatusRequest) },
-    responses: { ...okResponse('The updated job', JobSchema), ...notFound, 409: errorResponse('The job changed meanwhile') },
+    responses: { ...okResponse('The updated job', JobSchema), ...notFound },
   }),
   { oplog: true },
 );

@@ -72,15 +72,16 @@ export async function jobDetail(deps: Ports, run: Runner, id: number): Promise<J
 }
 
 /**
- * The write of an edit or a status change, under the version the row was read with (a change in
- * between: 409). The schedule restarts (missed due times are counted from now) when the cron changes
- * or the job is enabled; nextRunAt is recomputed from the cron now in force.
+ * The write of an edit (under the version the client read: a change since is 409) or of a status
+ * change (no version, like every changeStatus). The schedule restarts (missed due times are counted
+ * from now) when the cron changes or the job is enabled; nextRunAt is recomputed from the cron now in
+ * force (should an edit land between a status change's read and write, the next tick corrects it).
  */
 async function writeSchedule(
   deps: Ports,
   run: Runner,
   row: JobRow,
-  version: number,
+  version: number | undefined,
   change: { cron?: string | undefined; status?: 'enabled' | 'disabled' | undefined; misfirePolicy?: 'fire' | 'skip' | undefined; concurrent?: boolean | undefined },
   guards: CompiledQuery[],
 ): Promise<Job> {
@@ -102,7 +103,7 @@ async function writeSchedule(
   if (restart) set.schedule_from = new Date(now).toISOString();
   return run.write({
     batch: [
-      versionGuard('jobs', row.id, version),
+      ...(version === undefined ? [] : [versionGuard('jobs', row.id, version)]),
       ...guards,
       qb
         .updateTable('jobs')
@@ -134,7 +135,7 @@ export async function editJob(deps: Ports, run: Runner, input: JobEditInput): Pr
 /** Enable or disable a job (enabling restarts its schedule: nothing counts as missed while it was off). */
 export async function changeJobStatus(deps: Ports, run: Runner, input: { id: number; status: 'enabled' | 'disabled' }): Promise<Job> {
   const row = await requireJob(run, input.id);
-  return writeSchedule(deps, run, row, row.version, { status: input.status }, []);
+  return writeSchedule(deps, run, row, undefined, { status: input.status }, []);
 }
 
 /**
