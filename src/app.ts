@@ -19,6 +19,7 @@ import './http/context.ts';
 import { authRoutes } from './modules/auth/index.ts';
 import { backupRoutes } from './modules/backups/index.ts';
 import { fileRoutes, imageRoutes } from './modules/files/index.ts';
+import { jobLogRoutes, jobRoutes } from './modules/jobs/index.ts';
 import { loginUserRoutes } from './modules/login-user/index.ts';
 import { loginLogRoutes } from './modules/login-logs/index.ts';
 import { menuRoutes } from './modules/menus/index.ts';
@@ -150,7 +151,9 @@ export function createApp(deps: Deps) {
     .route('/', opLogRoutes)
     .route('/', fileRoutes)
     .route('/', imageRoutes)
-    .route('/', backupRoutes);
+    .route('/', backupRoutes)
+    .route('/', jobRoutes)
+    .route('/', jobLogRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

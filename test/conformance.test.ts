@@ -89,6 +89,8 @@ async function writesOn(base: string) {
   const loginLog = (await ok('POST', '/app/sysLoginLog/page', { json: { pageSize: 1 } })).records[0].id;
   const opLog = (await ok('POST', '/app/sysOpLog/page', { json: { pageSize: 1 } })).records[0].id;
   const sessions = (await ok('POST', '/app/sysOnlineUser/page', { json: { pageSize: 100 } })).records as { sessionId: string }[];
+  const job = (await ok('POST', '/app/sysJob/page', { json: { params: { name: 'expiredCleanup' } } })).records[0];
+  const jobRun = await ok('POST', '/app/sysJob/run', { json: { id: job.id } });
   const w = (path: string, init: Init = {}) => () => call('POST', path, { base, token, ...init });
   return {
     auth_login: () => call('POST', '/auth/login', { base, json: { loginName: 'admin', password: E2E_ADMIN_PASSWORD } }),
@@ -124,6 +126,11 @@ async function writesOn(base: string) {
     sysImage_delete: w('/app/sysImage/delete', { json: { ids: [image.id] } }),
     sysBackup_create: w('/app/sysBackup/create'),
     sysBackup_delete: w('/app/sysBackup/delete', { json: { ids: [backup.id] } }),
+    sysJob_edit: w('/app/sysJob/edit', { json: { id: job.id, version: job.version, misfirePolicy: 'skip' } }),
+    sysJob_changeStatus: w('/app/sysJob/changeStatus', { json: { id: job.id, status: 'disabled' } }),
+    sysJob_run: w('/app/sysJob/run', { json: { id: job.id } }),
+    sysJobLog_delete: w('/app/sysJobLog/delete', { json: { ids: [jobRun.id] } }),
+    sysJobLog_clear: w('/app/sysJobLog/clear'),
   } as Record<string, () => ReturnType<typeof call>>;
 }
 
@@ -347,6 +354,32 @@ describe('every response conforms to /openapi.json', () => {
     expect((await call('POST', '/app/sysOpLog/delete', { token: admin, json: { ids: [ops.data.records[0].id] } })).status).toBe(200);
     expect((await call('POST', '/app/sysLoginLog/delete', { token: admin, json: { ids: [99999999] } })).status).toBe(200);
 
+    // Scheduled jobs: page, detail, edit (409 stale, 404), changeStatus, run now (409 while a run
+    // holds the job: a claim the test plants), the job log.
+    const jobs = await call('POST', '/app/sysJob/page', { token: admin, json: { params: { name: 'blobSweep' } } });
+    expect(jobs.status).toBe(200);
+    const job = jobs.data.records[0];
+    expect((await call('GET', '/app/sysJob/detail', { token: admin, query: `id=${job.id}` })).status).toBe(200);
+    expect((await call('POST', '/app/sysJob/edit', { token: admin, json: { id: job.id, version: job.version, cron: '*/15 * * * *' } })).status).toBe(200);
+    expect((await call('POST', '/app/sysJob/edit', { token: admin, json: { id: job.id, version: job.version, cron: '*/20 * * * *' } })).status).toBe(409);
+    expect((await call('POST', '/app/sysJob/edit', { token: admin, json: { id: 99999999, version: 1 } })).status).toBe(404);
+    expect((await call('POST', '/app/sysJob/changeStatus', { token: admin, json: { id: job.id, status: 'enabled' } })).status).toBe(200);
+    expect((await call('POST', '/app/sysJob/changeStatus', { token: admin, json: { id: 99999999, status: 'enabled' } })).status).toBe(404);
+    const ran = await call('POST', '/app/sysJob/run', { token: admin, json: { id: job.id } });
+    expect(ran.status).toBe(200);
+    expect((await call('POST', '/app/sysJob/run', { token: admin, json: { id: 99999999 } })).status).toBe(404);
+    const claimed = new Database(join(dir, 'srv/admin.db'));
+    try {
+      claimed.run(`UPDATE jobs SET claimed_at = ?, claim_id = 'planted' WHERE id = ?`, [new Date().toISOString(), job.id]);
+      expect((await call('POST', '/app/sysJob/run', { token: admin, json: { id: job.id } })).status).toBe(409);
+    } finally {
+      claimed.run(`UPDATE jobs SET claimed_at = NULL, claim_id = NULL WHERE id = ?`, [job.id]);
+      claimed.close();
+    }
+    expect((await call('POST', '/app/sysJobLog/page', { token: admin, json: { params: { jobId: job.id } } })).status).toBe(200);
+    expect((await call('POST', '/app/sysJobLog/delete', { token: admin, json: { ids: [ran.data.id] } })).status).toBe(200);
+    expect((await call('POST', '/app/sysJobLog/clear', { token: admin })).status).toBe(200);
+
     // Login errors: wrong password 401, disabled 403, then the name is locked: 429 with Retry-After.
     const carol = await call('POST', '/app/sysUser/add', { token: admin, json: { loginName: 'carol', password: 'Quiet-Lantern-31', status: 'disabled' } });
     expect(carol.status).toBe(200);
@@ -483,7 +516,7 @@ describe('every response conforms to /openapi.json', () => {
         (o, s) => s === 400 && !o.op.requestBody && !(o.op.parameters ?? []).length && o.op.security.length > 0,
       ],
       ['needs a login only: there is no permission code to lack (403 is among the guard\'s shared errors)', (o, s) => s === 403 && o.op['x-permission'] === 'authenticated'],
-      ['backups on Workers (no backup directory there); this server is Bun', (o, s) => s === 501 && o.path.startsWith('/app/sysBackup/')],
+      ['backups on Workers (no backup directory there); this server is Bun', (o, s) => s === 501 && (o.path.startsWith('/app/sysBackup/') || o.path === '/app/sysJob/run')],
       ...(SMALL_DISK ? [] : [[`507 on a full disk (${NO_SMALL_DISK})`, (_o: Operation, s: number) => s === 507] as [string, (o: Operation, status: number) => boolean]]),
     ];
     const missing = checker.operations.flatMap((o) =>

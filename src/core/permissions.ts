@@ -16,6 +16,8 @@ export const PERMISSION_CODES = [
   'sys:opLog:page', 'sys:opLog:detail', 'sys:opLog:delete', 'sys:opLog:clear',
   'sys:online:page', 'sys:online:forceLogout',
   'sys:backup:page', 'sys:backup:create', 'sys:backup:download', 'sys:backup:delete',
+  'sys:job:page', 'sys:job:detail', 'sys:job:edit', 'sys:job:changeStatus', 'sys:job:run',
+  'sys:jobLog:page', 'sys:jobLog:delete', 'sys:jobLog:clear',
 ] as const;
 
 export type PermissionCode = (typeof PERMISSION_CODES)[number];

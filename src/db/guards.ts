@@ -52,7 +52,7 @@ export function guardStatement(rule: GuardRule, brokenWhen: RawBuilder<unknown>)
 }
 
 /** Fails the batch unless the row still has the version the client read (optimistic locking). */
-export function versionGuard(table: 'users' | 'roles' | 'orgs' | 'menus', id: number, version: number): CompiledQuery {
+export function versionGuard(table: 'users' | 'roles' | 'orgs' | 'menus' | 'jobs', id: number, version: number): CompiledQuery {
   return guardStatement('stale_version', sql`NOT EXISTS (SELECT 1 FROM ${sql.table(table)} WHERE id = ${id} AND version = ${version})`);
 }
 

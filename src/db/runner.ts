@@ -60,6 +60,15 @@ export class Runner {
     this.replica = replica;
   }
 
+  /**
+   * A runner over the same database with no caller and no meter: for work a request starts but does
+   * not own (a job run now), which runs as the scheduler's would, outside the request's auth guards
+   * and its round-trip count.
+   */
+  detached(): Runner {
+    return new Runner(this.primary);
+  }
+
   /** Where a batch of reads is one round trip (D1): worth sending speculative statements together. */
   get oneTrip(): boolean {
     return this.primary.readMany.oneTrip === true;

@@ -23,6 +23,9 @@ export interface Database {
   backups: BackupsTable;
   /** Versions of what a process may cache, bumped by triggers (0018, db/versions.ts). */
   cache_versions: { name: string; n: number };
+  /** Scheduled jobs and their runs (0022, modules/jobs). */
+  jobs: JobsTable;
+  job_log: JobLogTable;
 }
 
 export type Status = 'enabled' | 'disabled';
@@ -199,4 +202,34 @@ export interface BackupsTable {
   created_at: string;
   finished_at: string | null;
   error_msg: string | null;
+}
+
+export interface JobsTable {
+  id: Generated<number>;
+  name: string;
+  handler: string;
+  cron: string;
+  status: Status;
+  misfire_policy: 'fire' | 'skip';
+  concurrent: number;
+  last_run_at: string | null;
+  next_run_at: string | null;
+  schedule_from: string;
+  claimed_at: string | null;
+  claim_id: string | null;
+  resume: Generated<number>;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface JobLogTable {
+  id: Generated<number>;
+  job_id: number;
+  job_name: string;
+  status: 'success' | 'failure';
+  message: string;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
 }

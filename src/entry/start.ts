@@ -14,8 +14,9 @@ import { diskStorageProbe } from '../adapters/server/storage.ts';
 import { serverBackupArchives } from '../adapters/server/backup-archive.ts';
 import { createLifecycle } from '../core/readiness.ts';
 import { bootstrapAdmin } from '../modules/users/index.ts';
-import { cleanup } from '../modules/maintenance/index.ts';
-import { failInterruptedBackups, scheduledBackup } from '../modules/backups/index.ts';
+import { failInterruptedBackups } from '../modules/backups/index.ts';
+import { applyScheduleConfig, failInterruptedRuns, tick } from '../modules/jobs/index.ts';
+import { startJobTimer } from './job-timer.ts';
 import { installShutdown } from './shutdown.ts';
 import { startBanner } from './banner.ts';
 import { ensureFolder, prepareDatabasePath } from './data-folders.ts';
@@ -134,11 +135,19 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
   deps.backups = serverBackupArchives({ dir: config.BACKUP_DIR, sql: sqlite.sql, openSqlite: runtime.openSqlite, blobs: deps.blobs! });
   await step({ name: 'BACKUP_DIR', value: config.BACKUP_DIR }, () => ensureFolder('BACKUP_DIR', config.BACKUP_DIR, folders));
   await step(dbPath, () => failInterruptedBackups(deps));
+  const interrupted = await step(dbPath, () => failInterruptedRuns(deps));
+  if (interrupted) log.log('warn', 'job runs interrupted by the previous stop were reported in the job log', { count: interrupted });
   // Uploads cut by a crash or kill left their staging files; none of ours is running yet (another
   // server sharing FILES_DIR may be: only files untouched for a minute go).
   const leftovers = await step(filesDir, () => deps.blobs!.purgeStaging(Date.now() - 60_000));
   if (leftovers) log.log('info', 'temporary upload files cleared', { count: leftovers });
   const admin = await step(dbPath, () => bootstrap(deps), exclusive);
+  // BACKUP_EVERY_HOURS is the backup job's schedule until the job is changed through the API.
+  const schedule = await step(dbPath, () => applyScheduleConfig(deps));
+  if (schedule.applied) log.log('info', 'backup job scheduled from BACKUP_EVERY_HOURS', schedule);
+  if (!schedule.exact && config.BACKUP_EVERY_HOURS > 0) {
+    log.log('warn', 'BACKUP_EVERY_HOURS is neither a divisor of 24 nor 24: the backup job runs on the nearest cron schedule', schedule);
+  }
 
   const app = createApp(deps);
   const port = { name: 'PORT', value: `${config.PORT} (HOST=${config.HOST})` };
@@ -151,34 +160,11 @@ async function startOrThrow(runtime: Runtime, env: Record<string, string | undef
   });
   lifecycle.state = 'ready';
 
-  // Each cleanup run is bounded; when it leaves work (a backlog of logs, a large store) the next
-  // run follows in a few seconds instead of at the next interval.
-  let soon: ReturnType<typeof setTimeout> | undefined;
-  const sweep = (): Promise<void> =>
-    cleanup(deps)
-      .then((counts) => {
-        log.log('debug', 'cleanup', counts);
-        if (counts.more) {
-          soon = setTimeout(sweep, 5_000);
-          (soon as { unref?: () => void }).unref?.();
-        }
-      })
-      .catch((err) => log.log('error', 'cleanup failed', errorFields(err)));
-  void sweep();
-  const timer = setInterval(sweep, 10 * 60_000);
-  (timer as { unref?: () => void }).unref?.();
-  const backupTimer =
-    config.BACKUP_EVERY_HOURS > 0
-      ? setInterval(() => {
-          void scheduledBackup(deps).then((r) => log.log(r.status === 200 ? 'info' : 'error', 'scheduled backup', r));
-        }, config.BACKUP_EVERY_HOURS * 3_600_000)
-      : undefined;
-  (backupTimer as { unref?: () => void } | undefined)?.unref?.();
+  // The jobs table drives the periodic work (modules/jobs; docs/jobs.md): a tick now, then every minute.
+  const jobs = startJobTimer(() => tick(deps), log);
 
   const closeDatabase = () => {
-    clearInterval(timer);
-    clearTimeout(soon);
-    clearInterval(backupTimer);
+    jobs.stop();
     // Fold the WAL back into the database file, so the file alone is a complete copy once stopped.
     try {
       sqlite.sql.exec('PRAGMA wal_checkpoint(TRUNCATE)');

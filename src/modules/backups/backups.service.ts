@@ -133,12 +133,11 @@ export async function deleteBackups(deps: Ports, run: Runner, ids: number[]) {
 }
 
 /**
- * Scheduled backups: one every BACKUP_EVERY_HOURS, keeping the newest BACKUP_KEEP scheduled ones
- * (manual backups stay until deleted). Each run writes an op-log row as a manual one does.
+ * A scheduled backup (the job `backup`, modules/jobs; `run` has no caller: every statement runs as
+ * the scheduler's), keeping the newest BACKUP_KEEP scheduled
+ * ones (manual backups stay until deleted). Each run writes an op-log row as a manual one does.
  */
-export async function scheduledBackup(deps: Ports & DbPorts) {
-  // Outside any request: a runner with no caller (every statement runs as the scheduler's).
-  const run = new Runner(deps);
+export async function scheduledBackup(deps: Ports, run: Runner) {
   const started = deps.clock.now();
   let status = 200;
   let errorMsg: string | null = null;
@@ -179,7 +178,7 @@ export async function scheduledBackup(deps: Ports & DbPorts) {
       created_at: isoNow(deps.clock),
   };
   await run.record([qb.insertInto('op_log').values(row).compile()]).catch((e: unknown) => deps.log.log('error', 'op log write failed', errorFields(e)));
-  return { status, name };
+  return { status, name, errorMsg };
 }
 
 /** A backup left `running` by a crash or a kill can never finish: mark it failed at start-up. */
