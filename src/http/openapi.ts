@@ -27,6 +27,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Files: 'File upload, listing and download (`sys:file:*`).',
   Images: 'Image upload (PNG, JPEG, GIF, WebP), listing and preview (`sys:image:*`).',
   Backups: 'Consistent archives of the database and its files (`sys:backup:*`).',
+  Dictionaries:
+    'Dictionary types and their items (`sys:dictType:*`, `sys:dictData:*`), and the cached reads every logged-in user makes for labels, options and tag colours (`sysDict`, ETag/304).',
 };
 
 /** Stable operationId derived from the path: `/app/sysUser/page` → `sysUser_page`, `/auth/login` → `auth_login`. */
