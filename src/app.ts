@@ -18,6 +18,7 @@ import { BOOKMARK_HEADER, validBookmark } from './http/bookmark.ts';
 import './http/context.ts';
 import { authRoutes } from './modules/auth/index.ts';
 import { backupRoutes } from './modules/backups/index.ts';
+import { configRoutes } from './modules/config/index.ts';
 import { dictRoutes } from './modules/dict/index.ts';
 import { fileRoutes, imageRoutes } from './modules/files/index.ts';
 import { loginUserRoutes } from './modules/login-user/index.ts';
@@ -152,7 +153,8 @@ export function createApp(deps: Deps) {
     .route('/', fileRoutes)
     .route('/', imageRoutes)
     .route('/', backupRoutes)
-    .route('/', dictRoutes);
+    .route('/', dictRoutes)
+    .route('/', configRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

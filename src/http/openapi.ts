@@ -29,6 +29,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Backups: 'Consistent archives of the database and its files (`sys:backup:*`).',
   Dictionaries:
     'Dictionary types and their items (`sys:dictType:*`, `sys:dictData:*`), and the cached reads every logged-in user makes for labels, options and tag colours (`sysDict`, ETag/304).',
+  Parameters: 'System parameters (`sys:config:*`); the built-in ones switch behaviours at run time (captcha, initial password).',
 };
 
 /** Stable operationId derived from the path: `/app/sysUser/page` → `sysUser_page`, `/auth/login` → `auth_login`. */

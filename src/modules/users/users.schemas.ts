@@ -22,7 +22,12 @@ const profileFields = {
 export const AddUserRequest = z
   .strictObject({
     loginName: LoginNameSchema,
-    password: z.string().min(1, 'is required').max(PASSWORD_MAX_LENGTH, `must be at most ${PASSWORD_MAX_LENGTH} characters`),
+    password: z
+      .string()
+      .min(1, 'is required')
+      .max(PASSWORD_MAX_LENGTH, `must be at most ${PASSWORD_MAX_LENGTH} characters`)
+      .optional()
+      .openapi({ description: 'Omitted: the system parameter sys.user.initPassword (400 while it is empty). The password policy applies either way.' }),
     ...profileFields,
   })
   .openapi('AddUserRequest', {

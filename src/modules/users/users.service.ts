@@ -14,6 +14,7 @@ import { hit, lockedFor } from '../auth/index.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../../access/super-admin.ts';
 import { toUser } from './user.model.ts';
+import { BUILT_IN, initialPassword } from '../config/index.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
 import type { PublicUserRow } from './user.model.ts';
 import type { AddUserInput, EditUserInput } from './users.schemas.ts';
@@ -97,6 +98,9 @@ const userErrors = (superAdminOnlyMsg: string, more: WriteErrors = {}): WriteErr
  * Only a super admin may add a user holding the superAdmin role (403).
  */
 export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
+  // No password sent: the initial one (system parameter), read with the caller's auth statement.
+  const password = input.password ?? (await initialPassword(deps, run));
+  const passwordField = input.password === undefined ? `password (${BUILT_IN.initPassword})` : 'password';
   // The caller first: the plan depends on who they are, and the hash below is not for strangers.
   const auth = await run.caller();
   const roleIds = input.roleIds ?? [];
@@ -108,13 +112,13 @@ export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
     await assertOrgAssignable(run, auth, input.orgId ?? null);
   };
   try {
-    assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
+    assertPasswordAllowed(password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, passwordField);
   } catch (err) {
     await checks(); // a refusal they give came first
     throw err;
   }
   // A taken login name is answered by the unique index (409) when the batch runs: no read before.
-  const hash = await deps.hasher.hash(input.password);
+  const hash = await deps.hasher.hash(password);
   const now = isoNow(deps.clock);
   const added = sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`;
   const batch: CompiledQuery[] = [
