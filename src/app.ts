@@ -24,6 +24,7 @@ import { fileRoutes, imageRoutes } from './modules/files/index.ts';
 import { loginUserRoutes } from './modules/login-user/index.ts';
 import { loginLogRoutes } from './modules/login-logs/index.ts';
 import { menuRoutes } from './modules/menus/index.ts';
+import { noticeRoutes } from './modules/notices/index.ts';
 import { onlineRoutes } from './modules/online/index.ts';
 import { opLogRoutes } from './modules/op-logs/index.ts';
 import { orgRoutes } from './modules/orgs/index.ts';
@@ -154,7 +155,8 @@ export function createApp(deps: Deps) {
     .route('/', imageRoutes)
     .route('/', backupRoutes)
     .route('/', dictRoutes)
-    .route('/', configRoutes);
+    .route('/', configRoutes)
+    .route('/', noticeRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
