@@ -28,6 +28,7 @@ import { noticeRoutes } from './modules/notices/index.ts';
 import { onlineRoutes } from './modules/online/index.ts';
 import { opLogRoutes } from './modules/op-logs/index.ts';
 import { orgRoutes } from './modules/orgs/index.ts';
+import { postRoutes } from './modules/posts/index.ts';
 import { roleRoutes } from './modules/roles/index.ts';
 import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
@@ -156,7 +157,8 @@ export function createApp(deps: Deps) {
     .route('/', backupRoutes)
     .route('/', dictRoutes)
     .route('/', configRoutes)
-    .route('/', noticeRoutes);
+    .route('/', noticeRoutes)
+    .route('/', postRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -17,6 +17,7 @@ const profileFields = {
   orgId: idSchema.nullable().optional().openapi({ description: "The user's organisation (null = none); must be in the caller's data scope" }),
   status: StatusSchema.optional(),
   roleIds: roleIdsSchema.optional(),
+  postIds: grantIdsSchema.optional().openapi({ description: 'The posts (job positions) the user holds; replaces the set when given' }),
 };
 
 export const AddUserRequest = z
@@ -31,7 +32,7 @@ export const AddUserRequest = z
     ...profileFields,
   })
   .openapi('AddUserRequest', {
-    description: 'A new user; nickName defaults to the login name, status to enabled. roleIds are granted in the same atomic write.',
+    description: 'A new user; nickName defaults to the login name, status to enabled. roleIds and postIds are granted in the same atomic write.',
   });
 
 export const EditUserRequest = z
@@ -64,6 +65,7 @@ export const UserPageParams = z
     phone: likeText().optional().openapi({ description: 'Start of the phone number' }),
     status: StatusSchema.optional(),
     roleId: idSchema.optional(),
+    postId: idSchema.optional().openapi({ description: 'Users holding this post' }),
     orgId: idSchema.optional().openapi({ description: 'That organisation and everything below it' }),
     ...dateRangeParams,
   })

@@ -14,6 +14,7 @@ import { hit, lockedFor } from '../auth/index.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../../access/super-admin.ts';
 import { toUser } from './user.model.ts';
+import { userPostStatements } from './user-posts.ts';
 import { BUILT_IN, initialPassword } from '../config/index.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
 import type { PublicUserRow } from './user.model.ts';
@@ -149,6 +150,7 @@ export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
         WHERE u.login_name = ${input.loginName}`.compile(qb),
     );
   }
+  if (input.postIds !== undefined) batch.push(...userPostStatements(added, input.postIds));
   // After the writes: the new user is inside the caller's scope (which is what assertOrgAssignable
   // asks of the organisation) and authority (a grant racing the request, e.g. a role gaining a menu
   // the caller lacks, fails the whole batch).
@@ -241,6 +243,7 @@ export async function editUser(deps: Ports, run: Runner, input: EditUserInput) {
   ];
   if (input.status === 'disabled') batch.push(revokeSessions([input.id], now));
   if (input.roleIds !== undefined) batch.push(...grantStatements(input.id, input.roleIds));
+  if (input.postIds !== undefined) batch.push(...userPostStatements(sql`${input.id}`, input.postIds));
   if (input.status === 'disabled' || input.roleIds !== undefined) batch.push(lastSuperAdminGuard());
   if (moving) batch.push(...userStaysInScopeGuard(auth, target));
   if (input.roleIds !== undefined) batch.push(...userAuthorityGuard(auth, target));
