@@ -18,14 +18,18 @@ import { BOOKMARK_HEADER, validBookmark } from './http/bookmark.ts';
 import './http/context.ts';
 import { authRoutes } from './modules/auth/index.ts';
 import { backupRoutes } from './modules/backups/index.ts';
+import { configRoutes } from './modules/config/index.ts';
+import { dictRoutes } from './modules/dict/index.ts';
 import { fileRoutes, imageRoutes } from './modules/files/index.ts';
 import { jobLogRoutes, jobRoutes } from './modules/jobs/index.ts';
 import { loginUserRoutes } from './modules/login-user/index.ts';
 import { loginLogRoutes } from './modules/login-logs/index.ts';
 import { menuRoutes } from './modules/menus/index.ts';
+import { noticeRoutes } from './modules/notices/index.ts';
 import { onlineRoutes } from './modules/online/index.ts';
 import { opLogRoutes } from './modules/op-logs/index.ts';
 import { orgRoutes } from './modules/orgs/index.ts';
+import { postRoutes } from './modules/posts/index.ts';
 import { roleRoutes } from './modules/roles/index.ts';
 import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
@@ -153,7 +157,11 @@ export function createApp(deps: Deps) {
     .route('/', imageRoutes)
     .route('/', backupRoutes)
     .route('/', jobRoutes)
-    .route('/', jobLogRoutes);
+    .route('/', jobLogRoutes)
+    .route('/', dictRoutes)
+    .route('/', configRoutes)
+    .route('/', noticeRoutes)
+    .route('/', postRoutes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

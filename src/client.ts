@@ -80,3 +80,9 @@ export function loginUserInformation(body: InfoBody): LoginUserInformation {
 
 /** A file record (sysFile) and an image record (sysImage: the same plus width and height). */
 export type { FileRecord, ImageRecord } from './modules/files/index.ts';
+
+/** Records of the standard modules: a dictionary item (sysDict), a notice, a post, a system parameter. */
+export type { DictItem } from './modules/dict/index.ts';
+export type { Notice } from './modules/notices/index.ts';
+export type { Post } from './modules/posts/index.ts';
+export type { ConfigRecord } from './modules/config/index.ts';

@@ -60,6 +60,7 @@ type PublicUser = {
   lastLoginIp: string | null;
   orgId: number | null;
   orgName: string | null;
+  postIds: number[];
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -99,6 +100,7 @@ export type UserPageParams = Assert<
       phone?: string | undefined;
       status?: 'enabled' | 'disabled' | undefined;
       roleId?: number | undefined;
+      postId?: number | undefined;
       orgId?: number | undefined;
       createdFrom?: string | undefined;
       createdTo?: string | undefined;

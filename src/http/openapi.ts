@@ -27,6 +27,11 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Files: 'File upload, listing and download (`sys:file:*`).',
   Images: 'Image upload (PNG, JPEG, GIF, WebP), listing and preview (`sys:image:*`).',
   Backups: 'Consistent archives of the database and its files (`sys:backup:*`).',
+  Dictionaries:
+    'Dictionary types and their items (`sys:dictType:*`, `sys:dictData:*`), and the cached reads every logged-in user makes for labels, options and tag colours (`sysDict`, ETag/304).',
+  Parameters: 'System parameters (`sys:config:*`); the built-in ones switch behaviours at run time (captcha, initial password).',
+  Notices: 'Notices and announcements with sanitised rich text (`sys:notice:*`), and the latest ones with read marks for every logged-in user.',
+  Posts: 'Posts (job positions) that users hold (`sys:post:*`).',
 };
 
 /** Stable operationId derived from the path: `/app/sysUser/page` → `sysUser_page`, `/auth/login` → `auth_login`. */

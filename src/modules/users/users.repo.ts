@@ -7,7 +7,7 @@ import { perApp } from '../../core/per-app.ts';
 import { readsOf, type Stmt } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, type PageOptions, type PageStatements } from '../../core/pagination.ts';
-import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
+import { USER_COLUMNS, USER_FROM, USER_POST_IDS_SQL, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
 import { callerScopeOf, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userInScope, type CallerScope } from '../../access/data-scope.ts';
 
@@ -187,6 +187,12 @@ export async function pageUsers(deps: Ports, run: Runner, req: UserPageInput) {
     if (search) q = whereContains(q, 'users.nick_name', p.nickName);
     q = whereStartsWith(q, 'users.phone', p.phone);
     if (p.status) q = q.where('users.status', '=', p.status);
+    const postId = p.postId;
+    if (postId !== undefined) {
+      q = q.where((eb) =>
+        eb.exists(eb.selectFrom('user_post').select('user_post.user_id').whereRef('user_post.user_id', '=', 'users.id').where('user_post.post_id', '=', postId)),
+      );
+    }
     const roleId = p.roleId;
     if (roleId !== undefined) {
       q = q.where((eb) =>
@@ -199,7 +205,10 @@ export async function pageUsers(deps: Ports, run: Runner, req: UserPageInput) {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: filteredRows,
     counted: countedRows,
-    select: (qb: Query) => qb.leftJoin('orgs', 'orgs.id', 'users.org_id').select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name']),
+    select: (qb: Query) =>
+      qb
+        .leftJoin('orgs', 'orgs.id', 'users.org_id')
+        .select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name', sql.raw<string>(USER_POST_IDS_SQL).as('post_ids')]),
     sortColumns: SORT_COLUMNS,
     defaultSort: 'createdAt' as const,
     idColumn: 'users.id',

@@ -14,6 +14,8 @@ import { hit, lockedFor } from '../auth/index.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../../access/super-admin.ts';
 import { toUser } from './user.model.ts';
+import { userPostStatements } from './user-posts.ts';
+import { BUILT_IN, initialPassword } from '../config/index.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
 import type { PublicUserRow } from './user.model.ts';
 import type { AddUserInput, EditUserInput } from './users.schemas.ts';
@@ -97,6 +99,9 @@ const userErrors = (superAdminOnlyMsg: string, more: WriteErrors = {}): WriteErr
  * Only a super admin may add a user holding the superAdmin role (403).
  */
 export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
+  // No password sent: the initial one (system parameter), read with the caller's auth statement.
+  const password = input.password ?? (await initialPassword(deps, run));
+  const passwordField = input.password === undefined ? `password (${BUILT_IN.initPassword})` : 'password';
   // The caller first: the plan depends on who they are, and the hash below is not for strangers.
   const auth = await run.caller();
   const roleIds = input.roleIds ?? [];
@@ -108,13 +113,13 @@ export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
     await assertOrgAssignable(run, auth, input.orgId ?? null);
   };
   try {
-    assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
+    assertPasswordAllowed(password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, passwordField);
   } catch (err) {
     await checks(); // a refusal they give came first
     throw err;
   }
   // A taken login name is answered by the unique index (409) when the batch runs: no read before.
-  const hash = await deps.hasher.hash(input.password);
+  const hash = await deps.hasher.hash(password);
   const now = isoNow(deps.clock);
   const added = sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`;
   const batch: CompiledQuery[] = [
@@ -145,6 +150,7 @@ export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
         WHERE u.login_name = ${input.loginName}`.compile(qb),
     );
   }
+  if (input.postIds !== undefined) batch.push(...userPostStatements(added, input.postIds));
   // After the writes: the new user is inside the caller's scope (which is what assertOrgAssignable
   // asks of the organisation) and authority (a grant racing the request, e.g. a role gaining a menu
   // the caller lacks, fails the whole batch).
@@ -237,6 +243,7 @@ export async function editUser(deps: Ports, run: Runner, input: EditUserInput) {
   ];
   if (input.status === 'disabled') batch.push(revokeSessions([input.id], now));
   if (input.roleIds !== undefined) batch.push(...grantStatements(input.id, input.roleIds));
+  if (input.postIds !== undefined) batch.push(...userPostStatements(sql`${input.id}`, input.postIds));
   if (input.status === 'disabled' || input.roleIds !== undefined) batch.push(lastSuperAdminGuard());
   if (moving) batch.push(...userStaysInScopeGuard(auth, target));
   if (input.roleIds !== undefined) batch.push(...userAuthorityGuard(auth, target));
