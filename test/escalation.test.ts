@@ -106,7 +106,8 @@ describe('the reported paths are refused with 403 and change nothing', () => {
   });
 
   test('sys:user:add: a new account holding the superAdmin role', async () => {
-    const u = await userWithCodes(t, ['sys:user:add']);
+    // With sys:user:grantRole too: roleIds on add needs it (issue 26), and this is about role 1.
+    const u = await userWithCodes(t, ['sys:user:add', 'sys:user:grantRole']);
     const name = uniq('sneaky');
     await refused('/app/sysUser/add', { loginName: name, password: USER_PASSWORD, roleIds: [1] }, u.token);
     await refused('/app/sysUser/add', { loginName: name, password: USER_PASSWORD, roleIds: [u.roleId, 1], status: 'disabled' }, u.token);
