@@ -206,6 +206,20 @@ for (const runtime of RUNTIMES) {
         expect(await t.row('SELECT id FROM users WHERE login_name = ?', name)).toBeNull();
       });
 
+      test('a role of hers is revoked just before her re-sent set writes → 403, she does not get it back', async () => {
+        const extra = await role([]);
+        const m = await caller(['sys:user:grantRole'], 'all', org.sales, [extra]);
+        const race = onceBeforeWrite(t, () => t.exec('DELETE FROM user_role WHERE user_id = ? AND role_id = ?', m.id, extra));
+        try {
+          const r = await post('/app/sysUser/grantRole', { userId: m.id, roleIds: [m.roleId, extra] }, m.token);
+          expect(race.ran()).toBe(true);
+          expect(`${r.status} ${r.json.msg}`).toMatch(/^403 .*give yourself a role/);
+        } finally {
+          race.restore();
+        }
+        expect((await t.rows<{ role_id: number }>('SELECT role_id FROM user_role WHERE user_id = ? ORDER BY role_id', m.id)).map((r) => r.role_id)).toEqual([m.roleId]);
+      });
+
       test('the caller loses her scope all just before grantDataScope writes → 403, the scope unchanged', async () => {
         const wide = await role([], 'all');
         const m = await caller(['sys:role:grantDataScope'], 'self', org.sales, [wide]);
