@@ -8,6 +8,8 @@ import { mulberry32 } from './support/rng.ts';
  * user v and the step's caller c, judged on the state before the step:
  *   codes(v) after  ⊆ codes(v) before ∪ codes(c) before
  *   sees(v)  after  ⊆ sees(v)  before ∪ sees(c)  before
+ *   and a v whose codes or scope changed is c or in c's scope (menu switches aside: by the contract
+ *   a menu is judged by its code, whoever holds it)
  * so nobody ends up with a code or a user in scope that neither they nor their granter held (for
  * v = c: nobody widens themselves; seeing oneself is no power over anyone and is not counted). A refused step changes nothing. The oracle is computed here, in
  * JavaScript, from the tables (contract: "Organisations and data scope"), not by the SQL under test.
@@ -70,6 +72,7 @@ function powers(s: State, v: number): { codes: Set<string>; sees: Set<number> } 
 }
 
 const minus = <T,>(a: Set<T>, ...bs: Set<T>[]) => [...a].filter((x) => !bs.some((b) => b.has(x)));
+const same = <T,>(a: Set<T>, b: Set<T>) => a.size === b.size && [...a].every((x) => b.has(x));
 
 for (const runtime of RUNTIMES) {
   const STEPS = runtime === 'bun' ? 400 : 60;
@@ -219,6 +222,11 @@ for (const runtime of RUNTIMES) {
             // (Seeing oneself is no power over anyone: scope `self` is never wider than another.)
             const sees = minus(now.sees, ...seen).filter((w) => w !== v);
             expect({ where, v, codes: minus(now.codes, ...base), sees }).toEqual({ where, v, codes: [], sees: [] });
+            // And the caller acted only on users she sees: whoever's codes (or, but for a move of
+            // someone else, whose scope) changed is in her scope, or herself. Menu switches are the
+            // exception by the contract: a menu is judged by its code, whoever holds it.
+            const changed = !same(now.codes, was.codes) || (path !== '/app/sysUser/edit' && !same(now.sees, was.sees));
+            if (changed && path !== '/app/sysMenu/edit') expect({ where, changed: v, inScope: v === c.id || granter.sees.has(v) }).toEqual({ where, changed: v, inScope: true });
           }
           before = after;
         }
