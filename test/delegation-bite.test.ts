@@ -1,68 +1,39 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
 import { onceBeforeWrite } from './support/rbac.ts';
+import { WORLD_PASSWORD, delegationWorld } from './support/delegation-world.ts';
 
 /**
  * Issue 26, "tests that bite where they do not yet": each of these rules was broken on purpose
  * on main and no test failed. Each test here fails with its rule broken (see the issue note for
  * which edit each one caught), on Bun and on a real D1. And the guards of issue 26 are INSIDE the
  * write: a change landing between a request's early checks and its batch is still refused.
- *
- * The tree:  co ─┬─ sales ── sales1
- *                └─ support
+ * The world (organisations, fixtures): test/support/delegation-world.ts.
  */
 
-const PASSWORD = 'Valid-Passw0rd-9';
-const TABLES = ['users', 'user_role', 'roles', 'role_menu', 'role_scope_org', 'menus', 'sessions', 'login_log'];
+const PASSWORD = WORLD_PASSWORD;
 
 for (const runtime of RUNTIMES) {
   describe(`delegation rules that bite (${runtime})`, () => {
     let t: AnyTestApp;
     let admin: string;
-    let seq = 0;
-    const org = { co: 0, sales: 0, sales1: 0, support: 0 };
+    let w: Awaited<ReturnType<typeof delegationWorld>>;
+    let org: typeof w.org;
     const post = (path: string, body: unknown, token = admin) => t.call('POST', path, { token, body });
     const get = (path: string, token = admin) => t.call('GET', path, { token });
-    const snap = async () => JSON.stringify(await Promise.all(TABLES.map((tb) => t.rows(`SELECT * FROM ${tb} ORDER BY 1, 2`))));
-    const menuIds = async (codes: readonly string[]) =>
-      (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(codes))).map((r) => r.id);
+    const menuIds = (codes: readonly string[]) => w.menuIds(codes);
     const version = async (table: 'users' | 'roles' | 'menus', id: number) => (await t.row<{ version: number }>(`SELECT version FROM ${table} WHERE id = ?`, id))!.version;
-
-    async function role(codes: readonly string[], dataScope = 'self', status: 'enabled' | 'disabled' = 'enabled') {
-      const code = `bite_role_${++seq}`;
-      const r = await post('/app/sysRole/add', { name: code, code, dataScope, status });
-      expect(`${r.status} ${r.json.msg}`).toBe('200 SUCCESS');
-      if (codes.length) expect((await post('/app/sysRole/grantMenu', { roleId: r.data.id, menuIds: await menuIds(codes) })).status).toBe(200);
-      return r.data.id as number;
-    }
-
-    async function user(orgId: number | null, roleIds: number[] = []) {
-      const loginName = `bite_user_${++seq}`;
-      const r = await post('/app/sysUser/add', { loginName, password: PASSWORD, orgId, roleIds });
-      expect(`${r.status} ${r.json.msg}`).toBe('200 SUCCESS');
-      return { id: r.data.id as number, loginName, token: await t.login(loginName, PASSWORD) };
-    }
-
-    async function caller(codes: readonly string[], dataScope: string, orgId: number | null, more: number[] = []) {
-      const roleId = await role(codes, dataScope);
-      return { ...(await user(orgId, [roleId, ...more])), roleId };
-    }
-
-    /** `path` answers `status` and changes nothing. */
-    async function refused(path: string, body: unknown, token: string, status: number) {
-      const before = await snap();
-      const r = await post(path, body, token);
-      expect(`${path} ${r.status} ${r.json.msg}`).toStartWith(`${path} ${status} `);
-      expect(await snap()).toBe(before);
-    }
+    const role = (codes: readonly string[], dataScope = 'self', status: 'enabled' | 'disabled' = 'enabled') => w.role(codes, dataScope, { status });
+    const user = (orgId: number | null, roleIds: number[] = []) => w.user(orgId, roleIds);
+    const caller = (codes: readonly string[], dataScope: string, orgId: number | null, more: number[] = []) => w.caller(codes, dataScope, orgId, more);
+    const refused = (path: string, body: unknown, token: string, status: number) => w.refused(path, body, token, status);
+    let seq = 0;
 
     beforeAll(async () => {
       t = await makeTestApp({ runtime });
       admin = await t.login();
-      for (const [k, parent] of [['co', 0], ['sales', 'co'], ['sales1', 'sales'], ['support', 'co']] as const) {
-        const r = await post('/app/sysOrg/add', { name: k, code: `bite_${k}_${runtime}`, parentId: parent === 0 ? 0 : org[parent] });
-        org[k] = r.data.id;
-      }
+      w = await delegationWorld(t, admin, `bite_${runtime}`);
+      org = w.org;
     }, D1_START_MS);
 
     test("a disabled role's scope is not in the union: page, detail and by-id writes", async () => {

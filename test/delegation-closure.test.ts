@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { D1_START_MS, RUNTIMES, makeTestApp, type AnyTestApp } from './support/app.ts';
 import { get, upload } from './support/files.ts';
+import { WORLD_PASSWORD, delegationWorld } from './support/delegation-world.ts';
 import { scratchDir } from './support/tmp-root.ts';
 import { serverBackupArchives } from '../src/adapters/server/backup-archive.ts';
 import { bunSqlExec, openBunSqlite } from '../src/adapters/bun/sqlite.ts';
@@ -9,69 +10,33 @@ import { bunSqlExec, openBunSqlite } from '../src/adapters/bun/sqlite.ts';
  * Issue 26, "Delegation closed on every path": each bullet of its "Why" as a named regression, on
  * Bun and on a real D1 (contract: "Delegation: who may act on whom", "What scope filters",
  * "Authentication"). Every refusal is checked to have changed nothing.
- *
- * The tree:  co ─┬─ sales ── sales1
- *                └─ support
+ * The world (organisations, fixtures): test/support/delegation-world.ts.
  */
 
-const PASSWORD = 'Valid-Passw0rd-9';
-const TABLES = ['users', 'user_role', 'roles', 'role_menu', 'role_scope_org', 'menus', 'sessions', 'orgs'];
+const PASSWORD = WORLD_PASSWORD;
 
 for (const runtime of RUNTIMES) {
   describe(`issue 26 regressions (${runtime})`, () => {
     let t: AnyTestApp;
     let admin: string;
-    let seq = 0;
-    const org = { co: 0, sales: 0, sales1: 0, support: 0 };
+    let w: Awaited<ReturnType<typeof delegationWorld>>;
+    let org: typeof w.org;
     const post = (path: string, body: unknown, token = admin) => t.call('POST', path, { token, body });
-    const snap = async () => JSON.stringify(await Promise.all(TABLES.map((tb) => t.rows(`SELECT * FROM ${tb} ORDER BY 1, 2`))));
-    const menuIds = async (codes: readonly string[]) =>
-      (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(codes))).map((r) => r.id);
+    const menuIds = (codes: readonly string[]) => w.menuIds(codes);
+    const role = (codes: readonly string[], dataScope = 'self') => w.role(codes, dataScope);
+    const user = (orgId: number | null, roleIds: number[] = []) => w.user(orgId, roleIds);
+    const caller = (codes: readonly string[], dataScope: string, orgId: number | null) => w.caller(codes, dataScope, orgId);
+    const refused = (path: string, body: unknown, token: string, status: number, msg?: RegExp) => w.refused(path, body, token, status, msg);
     const buttonOf = async (code: string) => (await t.row<{ id: number; version: number }>('SELECT id, version FROM menus WHERE permission = ?', code))!;
-
-    /** A role (made by the admin) carrying `codes`, with a data scope. */
-    async function role(codes: readonly string[], dataScope = 'self', scopeOrgIds: number[] = []) {
-      const code = `c26_role_${++seq}`;
-      const r = await post('/app/sysRole/add', { name: code, code, dataScope, scopeOrgIds });
-      expect(`${r.status} ${r.json.msg}`).toBe('200 SUCCESS');
-      if (codes.length) expect((await post('/app/sysRole/grantMenu', { roleId: r.data.id, menuIds: await menuIds(codes) })).status).toBe(200);
-      return r.data.id as number;
-    }
-
-    /** A user (made by the admin) in `orgId` holding `roleIds`, logged in. */
-    async function user(orgId: number | null, roleIds: number[] = []) {
-      const loginName = `c26_user_${++seq}`;
-      const r = await post('/app/sysUser/add', { loginName, password: PASSWORD, orgId, roleIds });
-      expect(`${r.status} ${r.json.msg}`).toBe('200 SUCCESS');
-      return { id: r.data.id as number, loginName, token: await t.login(loginName, PASSWORD) };
-    }
-
-    /** A logged-in caller holding one fresh role with `codes` and `dataScope`, in `orgId`. */
-    async function caller(codes: readonly string[], dataScope: string, orgId: number | null) {
-      const roleId = await role(codes, dataScope);
-      return { ...(await user(orgId, [roleId])), roleId };
-    }
-
-    /** `path` as `token` answers `status` (and `msg` matches) and changes nothing. */
-    async function refused(path: string, body: unknown, token: string, status: number, msg?: RegExp) {
-      const before = await snap();
-      const r = await post(path, body, token);
-      expect(`${path} ${r.status}`).toBe(`${path} ${status}`);
-      if (msg) expect(r.json.msg).toMatch(msg);
-      expect(await snap()).toBe(before);
-      return r;
-    }
+    let seq = 0;
 
     beforeAll(async () => {
       t = await makeTestApp({ runtime });
       // Backups as the server start-up wires them (on Workers there are none: 501).
       if (t.runtime === 'bun') t.deps.backups = serverBackupArchives({ dir: scratchDir('backups'), sql: bunSqlExec(t.sqlite), openSqlite: openBunSqlite, blobs: t.deps.blobs! });
       admin = await t.login();
-      for (const [k, parent] of [['co', 0], ['sales', 'co'], ['sales1', 'sales'], ['support', 'co']] as const) {
-        const r = await post('/app/sysOrg/add', { name: k, code: `c26_${k}_${runtime}`, parentId: parent === 0 ? 0 : org[parent] });
-        expect(r.status).toBe(200);
-        org[k] = r.data.id;
-      }
+      w = await delegationWorld(t, admin, `c26_${runtime}`);
+      org = w.org;
     }, D1_START_MS);
 
     test('a delegated admin cannot raise her own data scope to all (grantDataScope, edit, a custom list, a self-grant)', async () => {
