@@ -63,6 +63,15 @@ const schema = z
     PAGE_SIZE_MAX: int(100, 1, 1000),
     TRUST_PROXY: bool(false),
     DOCS_ENABLED: bool(true),
+    /**
+     * The service's public base URL (e.g. `https://admin.example.com/api`), named as `servers` in
+     * /openapi.json. Unset: the document names a relative server (`/`). Never taken from the
+     * request's Host header, which a client or a poisoned cache could set.
+     */
+    PUBLIC_URL: z
+      .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     LOG_REQUESTS: bool(true),
     /** A `Server-Timing: db;dur=…;desc="N rt"` header on every response (database time and round trips). */

@@ -165,8 +165,9 @@ describe('credentials', () => {
     expect(unknown.json.msg).toBe(wrong.json.msg);
     expect(verifies - before).toBe(2);
     const rows = t.sqlite.query(`SELECT login_name, status, user_id FROM login_log WHERE ip = '10.1.0.1' ORDER BY id`).all();
+    // A failure for an existing name concerns that user (contract: "What scope filters"); an unknown name nobody.
     expect(rows).toEqual([
-      { login_name: 'admin', status: 'failure', user_id: null },
+      { login_name: 'admin', status: 'failure', user_id: 1 },
       { login_name: 'nobody-here', status: 'failure', user_id: null },
     ]);
   });
@@ -209,7 +210,8 @@ describe('throttling', () => {
     expect(Number(locked.res.headers.get('retry-after'))).toBe(600);
     expect(locked.json).toMatchObject({ status: 429, data: null });
     // A locked attempt is logged and creates no session; other names from those addresses are fine.
-    expect(t.sqlite.query('SELECT status, user_id FROM login_log WHERE trace_id = ?').get(locked.json.traceId)).toEqual({ status: 'failure', user_id: null });
+    // (logged as concerning that user: an attack on them, which their admins must see)
+    expect(t.sqlite.query('SELECT status, user_id FROM login_log WHERE trace_id = ?').get(locked.json.traceId)).toEqual({ status: 'failure', user_id: id });
     expect(sessionsOf(id)).toBe(0);
     expect((await loginWithCaptcha('admin', ADMIN_PASSWORD, '10.2.0.1')).status).toBe(200);
     t.clock.advance(9 * 60_000);

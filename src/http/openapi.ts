@@ -195,7 +195,10 @@ export function buildOpenApiDocument(app: OpenAPIHono<any, any, any>, config: Co
   return doc;
 }
 
-/** The document as served: `servers` names the origin it was fetched from. */
-export function withServer(doc: Obj, origin: string): Obj {
-  return { ...doc, servers: [{ url: origin, description: 'The server this document was fetched from' }] };
+/** The document as served: `servers` from configuration (PUBLIC_URL) or relative, never the request's Host header. */
+export function withServer(doc: Obj, publicUrl: string | undefined): Obj {
+  const server = publicUrl
+    ? { url: publicUrl, description: 'This service (PUBLIC_URL)' }
+    : { url: '/', description: 'The server this document is served from (relative; set PUBLIC_URL to name it)' };
+  return { ...doc, servers: [server] };
 }

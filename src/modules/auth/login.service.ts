@@ -41,6 +41,14 @@ export function dummyHash(hasher: PasswordHasher): string {
   return hasher.dummy ?? OWASP_DUMMY;
 }
 
+/**
+ * The user a login attempt concerns ("What scope filters": a failed login for an existing login
+ * name carries its userId, so the admins whose scope holds that user see the attack on them):
+ * the id when known, else looked up by the name in the insert itself (NULL for an unknown name).
+ */
+const userOfName = (loginName: string, userId: number | null) =>
+  userId ?? sql<number | null>`(SELECT ul.id FROM users ul WHERE ul.login_name = ${loginName} COLLATE NOCASE)`;
+
 /** The columns of a login-log row other than its outcome (status, msg). */
 function loginLogFacts(clock: Clock, client: LoginClient, loginName: string, userId: number | null) {
   return {
@@ -66,9 +74,10 @@ export function loginLogRow(
   msg: string,
   userId: number | null,
 ) {
+  const facts = loginLogFacts(clock, client, loginName, userId);
   return qb
     .insertInto('login_log')
-    .values({ ...loginLogFacts(clock, client, loginName, userId), status, msg: msg.slice(0, 300) })
+    .values({ ...facts, user_id: userOfName(facts.login_name, userId), status, msg: msg.slice(0, 300) })
     .compile();
 }
 
@@ -152,7 +161,7 @@ export async function login(deps: Ports, run: Runner, input: LoginInput, client:
     const passwordOk = await deps.hasher.verify(user?.password_hash ?? dummyHash(deps.hasher), input.password);
     if (!user || !passwordOk) {
       const counts = [hitQuery(clock, byName.key, byName.rule).compile(), hitQuery(clock, byAddress.key, byAddress.rule).compile()];
-      return await refuse(unauthorized(BAD_CREDENTIALS), null, [release, ...counts]);
+      return await refuse(unauthorized(BAD_CREDENTIALS), user?.id ?? null, [release, ...counts]);
     }
     // The right password is no guess: a disabled account counts no failure, and is refused.
     if (user.status !== 'enabled') return await refuse(forbidden(DISABLED), user.id, [release]);
