@@ -212,7 +212,7 @@ perRuntime(
         const first = await items('sys_yes_no', nobody.token);
         const etag = first.res.headers.get('etag')!;
         expect(etag).toMatch(/^W\/"[0-9a-f]{32}"$/);
-        expect(first.res.headers.get('cache-control')).toBe('private, no-cache');
+        expect(first.res.headers.get('cache-control')).toBe('no-store');
         expect(await ifNoneMatch('/app/sysDict/items?code=sys_yes_no', nobody.token, etag)).toEqual({ status: 304, etag, body: '' });
         // Another type has its own tag; the tag of `all` is not an item list's.
         const other = await items('sys_user_sex', nobody.token, { 'if-none-match': etag });

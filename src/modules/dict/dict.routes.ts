@@ -106,7 +106,7 @@ const dataDelete = guarded(
 // ---- sysDict: every logged-in user ----
 const ETAG_HEADERS = {
   ETag: { description: 'Weak validator of the data: send it back in If-None-Match for a 304.', schema: { type: 'string' as const, example: 'W/"3f786850e387550fdab836ed7e6dc881"' } },
-  'Cache-Control': { description: '`private, no-cache`: browsers may keep the answer, and revalidate it on every use.', schema: { type: 'string' as const } },
+  'Cache-Control': { description: '`no-store` (every JSON answer to a token): a client that keeps the items itself sends their ETag back in `If-None-Match`.', schema: { type: 'string' as const } },
 };
 const conditional = <T extends z.ZodType>(description: string, schema: T) => {
   const answer = okResponse(description, schema)[200];
@@ -144,7 +144,7 @@ const allRoute = guarded(
 /** A cached read's answer: 304 when the client holds this ETag, else the envelope; both with the ETag. */
 function answerConditionally<T>(c: Context, answer: { data: T; etag: string }) {
   c.header('ETag', answer.etag);
-  c.header('Cache-Control', 'private, no-cache');
+  c.header('Cache-Control', 'no-store');
   if (etagMatches(c.req.header('if-none-match'), answer.etag)) return c.body(null, 304);
   return ok(c, answer.data);
 }

@@ -112,7 +112,7 @@ async function writeSchedule(
         .compile(),
       qb.selectFrom('jobs').select(JOB_COLUMNS).where('id', '=', row.id).compile(),
     ],
-    errors: { messages: { outside_authority: STATUS_NEEDS_CODE } },
+    errors: { messages: { code_required: STATUS_NEEDS_CODE } },
     finish: (results) => toJob(results.at(-1)!.rows[0] as JobRow, now),
   });
 }
