@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Miniflare } from 'miniflare';
 import type { D1Database } from '../../src/adapters/workers/bindings.ts';
+import { EXECUTOR, remoteD1 } from './remote-d1.ts';
 import { MIGRATIONS_DIR } from '../../src/adapters/bun/migrate.ts';
 
 /**
@@ -9,6 +10,8 @@ import { MIGRATIONS_DIR } from '../../src/adapters/bun/migrate.ts';
  * dev`), reached through Miniflare's binding proxy. One workerd serves the whole test process; it
  * declares POOL in-memory databases up front (a binding cannot be added later without a restart),
  * and each `freshD1()` takes an unused one, so every test app starts from an empty database.
+ * Statements reach it through a small worker of our own, one HTTP request per execution
+ * (test/support/remote-d1.ts), not through Miniflare's binding proxy.
  */
 const POOL = 48;
 let instances: Miniflare[] = [];
@@ -19,7 +22,7 @@ async function start(): Promise<Miniflare> {
   const { Miniflare } = await import('miniflare');
   const mf = new Miniflare({
     modules: true,
-    script: 'export default { fetch: () => new Response(null, { status: 404 }) }',
+    script: EXECUTOR,
     compatibilityDate: '2025-01-01',
     d1Databases: Object.fromEntries(Array.from({ length: POOL }, (_, i) => [`DB${i}`, `test-db-${instances.length}-${i}`])),
   });
@@ -72,38 +75,6 @@ export async function migrateD1(d1: D1Database, only: (name: string) => boolean 
   }
 }
 
-/**
- * Miniflare's binding proxies are freed in workerd when Node's garbage collector drops their stubs
- * (a FinalizationRegistry, batched over 100 ms). A statement handed to `batch()` or `run()` is no
- * longer reachable from JavaScript while its request is in flight, so under load its FREE can reach
- * workerd first, which then fails an internal assertion (proxy.worker.ts `heapValue !== undefined`)
- * and the test dies with "AssertionError: false == true". Every call through `pinned()` keeps the
- * stub it was made on and its arguments reachable until the call settles.
- */
-const unpinned = new WeakMap<object, object>();
-const unpin = (v: unknown): unknown => (Array.isArray(v) ? v.map(unpin) : (v !== null && typeof v === 'object' && unpinned.get(v)) || v);
-
-export function pinned<T extends object>(target: T): T {
-  const wrapper = new Proxy(target, {
-    get(t, key) {
-      const v = Reflect.get(t, key) as unknown;
-      if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        const real = args.map(unpin);
-        const out = (v as (...a: unknown[]) => unknown).apply(t, real);
-        if (out instanceof Promise) {
-          // The reactions close over `hold`, so the stub and arguments live until the call settles.
-          const hold = [t, real];
-          return out.finally(() => hold.length);
-        }
-        return out !== null && typeof out === 'object' ? pinned(out) : out;
-      };
-    },
-  });
-  unpinned.set(wrapper, target);
-  return wrapper;
-}
-
 /** An empty D1 database in workerd with the migrations applied (those `only` accepts, if given). */
 export async function freshD1(only?: (name: string) => boolean): Promise<D1Database> {
   if (used >= POOL) {
@@ -112,7 +83,7 @@ export async function freshD1(only?: (name: string) => boolean): Promise<D1Datab
   }
   const binding = `DB${used++}`;
   const mf = await starting!;
-  const d1 = pinned((await mf.getD1Database(binding)) as unknown as D1Database);
+  const d1 = remoteD1(mf, binding);
   await migrateD1(d1, only);
   return d1;
 }
