@@ -39,7 +39,11 @@ export default {
 `;
 
 type Wire = { sql: string; params: unknown[] };
-const toWire = (v: D1Value): unknown => (v instanceof ArrayBuffer || ArrayBuffer.isView(v) ? { $b: Buffer.from(v instanceof ArrayBuffer ? v : (v as Uint8Array)).toString('base64') } : v);
+const toWire = (v: D1Value | Uint8Array): unknown => {
+  if (v instanceof ArrayBuffer) return { $b: Buffer.from(new Uint8Array(v)).toString('base64') };
+  if (v instanceof Uint8Array) return { $b: Buffer.from(v).toString('base64') };
+  return v;
+};
 const fromWire = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(fromWire);
   if (v && typeof v === 'object') {
