@@ -58,11 +58,14 @@ const fromWire = (v: unknown): unknown => {
 };
 
 class RemoteStatement implements D1PreparedStatement {
-  constructor(
-    readonly db: RemoteD1,
-    readonly sql: string,
-    readonly params: unknown[],
-  ) {}
+  readonly db: RemoteD1;
+  readonly sql: string;
+  readonly params: unknown[];
+  constructor(db: RemoteD1, sql: string, params: unknown[]) {
+    this.db = db;
+    this.sql = sql;
+    this.params = params;
+  }
   bind(...values: D1Value[]): D1PreparedStatement {
     return new RemoteStatement(this.db, this.sql, values.map(toWire));
   }
@@ -75,10 +78,12 @@ class RemoteStatement implements D1PreparedStatement {
 }
 
 class RemoteD1 implements D1Database {
-  constructor(
-    private readonly mf: Miniflare,
-    private readonly binding: string,
-  ) {}
+  private readonly mf: Miniflare;
+  private readonly binding: string;
+  constructor(mf: Miniflare, binding: string) {
+    this.mf = mf;
+    this.binding = binding;
+  }
   prepare(sql: string): D1PreparedStatement {
     return new RemoteStatement(this, sql, []);
   }
