@@ -369,12 +369,17 @@
   }
 
   async function usersPage(main) {
-    const [orgs, roles] = await Promise.all([orgOptions(), can('sys:user:grantRole') ? roleOptions() : []]);
+    // Posts only for those who may list them: without the list, a user's posts are left as they are.
+    const [orgs, roles, posts] = await Promise.all([orgOptions(), can('sys:user:grantRole') ? roleOptions() : [], can('sys:post:list') ? api('/app/sysPost/list').catch(() => null) : null]);
+    const postName = new Map((posts || []).map((p) => [p.id, p.name]));
+    // A post the user holds that the list lacks (disabled since) stays offered, ticked.
+    const postOptions = (held) => [...postName].map(([value, label]) => ({ value, label })).concat(held.filter((id) => !postName.has(id)).map((id) => ({ value: id, label: 'post #' + id })));
     const userFields = (u) => [
       { name: 'nickName', label: 'Nick name', value: u?.nickName ?? '' },
       { name: 'email', label: 'Email', value: u?.email ?? '', optional: true },
       { name: 'phone', label: 'Phone', value: u?.phone ?? '', optional: true },
       { name: 'orgId', label: 'Organisation', type: 'select', numeric: true, options: orgs, value: u?.orgId ?? '' },
+      ...(posts ? [{ name: 'postIds', label: 'Posts', type: 'checkboxes', options: postOptions(u?.postIds ?? []), value: u?.postIds ?? [] }] : []),
       { name: 'remark', label: 'Remark', value: u?.remark ?? '', optional: true },
     ];
     const list = pagedList(main, {
@@ -406,6 +411,7 @@
             { title: 'Login name', cell: (u) => u.loginName },
             { title: 'Nick name', cell: (u) => u.nickName },
             { title: 'Organisation', cell: (u) => u.orgName },
+            ...(posts ? [{ title: 'Posts', cell: (u) => (u.postIds || []).map((id) => postName.get(id) || '#' + id).join(', ') }] : []),
             { title: 'Status', cell: (u) => pill(u.status) },
             { title: 'Last login', cell: (u) => when(u.lastLoginAt) },
             { title: 'Created', cell: (u) => when(u.createdAt).slice(0, 10) },

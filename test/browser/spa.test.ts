@@ -263,10 +263,16 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     await page.waitForSelector('text=Page 2 of 2 (3)');
     expect([...first, ...(await cells(1))].sort()).toEqual(['admin', 'alice', 'bob']);
     await page.click('button:text-is("Add user")');
+    await page.locator('#dialog-body label.check', { hasText: 'Engineer' }).locator('input').check();
     await saveDialog({ 'Login name': 'carol', Password: 'Carol-Passw0rd-x', 'Nick name': 'Carol', Organisation: 'Head office' });
     await page.waitForSelector('text=User added.');
     const carol = (await as('POST', '/app/sysUser/page', { params: { loginName: 'carol' } })).records[0];
-    expect(carol).toMatchObject({ loginName: 'carol', nickName: 'Carol', orgName: 'Head office' });
+    const engineer = (await as('GET', '/app/sysPost/list'))[0];
+    expect(carol).toMatchObject({ loginName: 'carol', nickName: 'Carol', orgName: 'Head office', postIds: [engineer.id] });
+    await page.fill('#page [data-filter=loginName]', 'carol');
+    await page.press('#page [data-filter=loginName]', 'Enter');
+    await page.waitForSelector('text=Page 1 of 1 (1)');
+    expect(await cells(4)).toEqual(['Engineer']);
   });
 
   test('Organisations: shows the tree; adds a branch under the head office', async () => {
@@ -407,7 +413,7 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     // Bob holds the engineer post: the server refuses, the page shows why, nothing is deleted.
     await rowOf('engineer').locator('button:text-is("Delete")').click();
     await page.waitForSelector('#notice.error');
-    expect(await page.textContent('#notice')).toContain('(engineer) is held by 1 user');
+    expect(await page.textContent('#notice')).toContain('(engineer) is held by 2 users');
     expect((await as('POST', '/app/sysPost/page', {})).total).toBe(2);
   });
 
