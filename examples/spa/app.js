@@ -1072,13 +1072,11 @@
       render: (records) =>
         table(
           [
-            { title: 'Name', cell: (j) => j.name },
-            { title: 'Handler', cell: (j) => h('code', {}, j.handler) },
-            { title: 'Cron (UTC)', cell: (j) => h('code', {}, j.cron) },
-            { title: 'Status', cell: (j) => [dictPill('sys_job_status', j.status), j.running ? ' ' : null, j.running ? pill('running', 'info') : null] },
-            { title: 'Misfire', cell: (j) => j.misfirePolicy },
-            { title: 'Last run', cell: (j) => when(j.lastRunAt) },
-            { title: 'Next run', cell: (j) => when(j.nextRunAt) },
+            { title: 'Job (handler)', cell: (j) => [j.name, h('br'), h('code', { class: 'muted' }, j.handler)] },
+            { title: 'Cron (UTC)', cell: (j) => h('code', {}, j.cron), class: 'nowrap' },
+            { title: 'Status', cell: (j) => [dictPill('sys_job_status', j.status), j.running ? ' ' : null, j.running ? pill('running', 'info') : null], class: 'nowrap' },
+            { title: 'Last run', cell: (j) => when(j.lastRunAt).slice(0, 16), class: 'nowrap' },
+            { title: 'Next run', cell: (j) => when(j.nextRunAt).slice(0, 16), class: 'nowrap' },
           ],
           records,
           {

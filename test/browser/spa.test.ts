@@ -388,6 +388,7 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     expect(await page.inputValue('#page [data-filter=typeCode]')).toBe('sys_normal_disable');
     expect(await cells(1)).toEqual(['正常', '停用']);
     expect(await cells(2)).toEqual(['enabled', 'disabled']);
+    await page.screenshot({ path: outputPath('spa-dict-items.png') });
     await page.locator('#page tbody tr').first().locator('button:text-is("Edit")').click();
     await saveDialog({ Label: 'Active' });
     await page.waitForSelector('text=Dictionary item saved.');
@@ -441,6 +442,7 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     expect(await frame.locator('strong').textContent()).toBe('02:00');
     expect(await frame.locator('script, img').count()).toBe(0);
     expect(await page.getAttribute('#dialog iframe.html-view', 'sandbox')).not.toContain('allow-scripts');
+    await page.screenshot({ path: outputPath('spa-notice.png') });
     await page.click('#dialog-ok');
     await page.waitForSelector('#dialog', { state: 'hidden' });
 
@@ -475,9 +477,10 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     await page.press('#page [data-filter=name]', 'Enter');
     await page.waitForSelector('text=Page 1 of 1 (1)');
     const job = (await as('POST', '/app/sysJob/page', { params: { name: 'expiredCleanup' } })).records[0];
-    expect(await cells(1)).toEqual(['expiredCleanup']);
+    expect(await cells(0)).toEqual([job.name + 'expiredCleanup']);
     await rowOf('expiredCleanup').locator('button:text-is("Run now")').click();
     await page.waitForSelector(`#notice:has-text("${job.name}: success in")`);
+    await page.screenshot({ path: outputPath('spa-jobs.png') });
     const runs = (await as('POST', '/app/sysJobLog/page', { params: { jobId: job.id } })).records;
     expect(runs[0]).toMatchObject({ jobId: job.id, status: 'success' });
     await rowOf('expiredCleanup').locator('button:text-is("Disable")').click();
@@ -507,6 +510,39 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     await page.waitForSelector('text=Deleted 1 row(s).');
     const left = (await as('POST', '/app/sysJobLog/page', { pageSize: 100 })).records as { id: number; startedAt: string }[];
     expect(left.some((r) => r.id === newest.id && r.startedAt === newest.startedAt)).toBe(false);
+  });
+
+  test('a user holding the page codes only: the new pages show their data, no write buttons', async () => {
+    const menus = flat(await as('GET', '/app/sysMenu/tree'));
+    const grant = ['User management', 'Posts', 'sys:post:page', 'System management', 'Dictionaries', 'sys:dictType:page', 'Scheduled jobs', 'sys:job:page'];
+    const menuIds = grant.map((t) => [...menus].find(([, v]) => v === t)![0]);
+    const role = await as('POST', '/app/sysRole/add', { name: 'Viewer', code: 'viewer', dataScope: 'all' });
+    await as('POST', '/app/sysRole/grantMenu', { roleId: role.id, menuIds });
+    await as('POST', '/app/sysUser/add', { loginName: 'dave', password: 'Dave-Passw0rd-x', nickName: 'Dave', roleIds: [role.id] });
+    const viewer = await open(noCaptcha, '&pageSize=2');
+    await viewer.fill('#login-name', 'dave');
+    await viewer.fill('#password', 'Dave-Passw0rd-x');
+    await viewer.click('#login-submit');
+    await viewer.waitForSelector('body[data-ready="/user/post"]');
+    expect(await viewer.$$eval('#sidebar a', (as) => as.map((a) => a.textContent))).toEqual(['Posts', 'Dictionaries', 'Scheduled jobs']);
+    // The latest notices are every logged-in user's.
+    await viewer.waitForSelector('#unread:text-is("2")');
+    for (const [title, path, rows] of [
+      ['Posts', '/user/post', 2],
+      ['Dictionaries', '/system/dict', 2],
+      ['Scheduled jobs', '/system/job', 2],
+    ] as const) {
+      await viewer.click(`#sidebar a:text-is("${title}")`);
+      await viewer.waitForSelector(`body[data-ready="${path}"]`);
+      expect(await viewer.locator('#page tbody tr').count()).toBe(rows);
+      // No Add/Edit/Delete/Run now/Enable, no Items or Log link (their pages are not granted).
+      expect(await viewer.locator('#page tbody button, #page tbody a').count()).toBe(0);
+      expect(await viewer.$$eval('#page .toolbar button', (bs) => bs.map((b) => b.textContent))).toEqual(['Search']);
+    }
+    // Logged out again: the online users page below counts the sessions.
+    await viewer.click('#logout');
+    await viewer.waitForSelector('#login-form', { state: 'visible' });
+    await viewer.close();
   });
 
   test('Online users: shows the sessions; ends the one that is not this browser', async () => {
