@@ -152,8 +152,9 @@
 
   /**
    * A modal form. fields: {name, label, type: text|password|number|select|checkboxes|textarea|
-   * checkbox|html (shown, not edited: see htmlView), value, options: [{value, label, depth}], required}. Resolves true once onSubmit(values)
-   * succeeded, false when cancelled; an ApiError it throws is shown in the dialog, which stays open.
+   * checkbox|html (shown, not edited: see htmlView), value, options: [{value, label, depth}],
+   * required}. Resolves true once onSubmit(values) succeeded, false when cancelled; an ApiError it
+   * throws is shown in the dialog, which stays open.
    */
   function openForm(title, fields, onSubmit, { ok = 'Save' } = {}) {
     const dialog = $('dialog');
@@ -337,11 +338,18 @@
     if (!item) return pill(String(value));
     return h('span', { class: 'pill tag-' + item.tagType + (item.cssClass ? ' ' + item.cssClass : ''), title: item.remark || undefined, 'data-value': item.value }, item.label);
   }
-  /** A dictionary's items as select options ("label (remark)"); `fallback` values when it has none. */
-  const dictOptions = (code, fallback = []) => {
+  /**
+   * A dictionary's items as select options ("label (remark)"); `fallback` values when it has none.
+   * A record's `current` value the dictionary lacks (its item disabled) stays offered, so saving
+   * the form never changes it unasked.
+   */
+  const dictOptions = (code, fallback = [], current) => {
     const items = dicts[code] || [];
-    if (!items.length) return fallback.map((v) => ({ value: v, label: v }));
-    return items.map((i) => ({ value: i.value, label: i.remark && i.remark !== i.label ? i.label + ' (' + i.remark + ')' : i.label }));
+    const options = items.length
+      ? items.map((i) => ({ value: i.value, label: i.remark && i.remark !== i.label ? i.label + ' (' + i.remark + ')' : i.label }))
+      : fallback.map((v) => ({ value: v, label: v }));
+    if (current !== undefined && current !== null && !options.some((o) => o.value === String(current))) options.push({ value: String(current), label: String(current) });
+    return options;
   };
   const dictDefault = (code, fallback) => (dicts[code] || []).find((i) => i.isDefault)?.value ?? fallback;
   const STATUSES = ['enabled', 'disabled'];
@@ -797,7 +805,7 @@
       { name: 'code', label: 'Code', value: p?.code ?? '', required: true },
       { name: 'name', label: 'Name', value: p?.name ?? '', required: true },
       { name: 'sort', label: 'Sort', type: 'number', value: p?.sort ?? 0 },
-      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES), value: p?.status ?? dictDefault('sys_normal_disable', 'enabled') },
+      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES, p?.status), value: p?.status ?? dictDefault('sys_normal_disable', 'enabled') },
       { name: 'remark', label: 'Remark', value: p?.remark ?? '', optional: true },
     ];
     const list = pagedList(main, {
@@ -843,7 +851,7 @@
     const fields = (t) => [
       { name: 'name', label: 'Name', value: t?.name ?? '', required: true },
       { name: 'code', label: 'Code (a-z, 0-9, _)', value: t?.code ?? '', required: true },
-      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES), value: t?.status ?? dictDefault('sys_normal_disable', 'enabled') },
+      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES, t?.status), value: t?.status ?? dictDefault('sys_normal_disable', 'enabled') },
       { name: 'remark', label: 'Remark', value: t?.remark ?? '', optional: true },
     ];
     const list = pagedList(main, {
@@ -905,7 +913,7 @@
       { name: 'sort', label: 'Sort', type: 'number', value: d?.sort ?? 0 },
       { name: 'tagType', label: 'Tag colour', type: 'select', options: TAG_TYPES.map((t) => ({ value: t, label: t })), value: d?.tagType ?? 'default' },
       { name: 'cssClass', label: 'CSS class', value: d?.cssClass ?? '', optional: true },
-      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES), value: d?.status ?? dictDefault('sys_normal_disable', 'enabled') },
+      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES, d?.status), value: d?.status ?? dictDefault('sys_normal_disable', 'enabled') },
       { name: 'remark', label: 'Remark', value: d?.remark ?? '', optional: true },
       { name: 'isDefault', label: 'Default of its type', type: 'checkbox', value: d?.isDefault },
     ];
@@ -1014,8 +1022,8 @@
     await loadDicts();
     const fields = (n) => [
       { name: 'title', label: 'Title', value: n?.title ?? '', required: true },
-      { name: 'type', label: 'Type', type: 'select', options: dictOptions('sys_notice_type', NOTICE_TYPES), value: n?.type ?? dictDefault('sys_notice_type', 'notice') },
-      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_notice_status', NOTICE_STATUSES), value: n?.status ?? dictDefault('sys_notice_status', 'draft') },
+      { name: 'type', label: 'Type', type: 'select', options: dictOptions('sys_notice_type', NOTICE_TYPES, n?.type), value: n?.type ?? dictDefault('sys_notice_type', 'notice') },
+      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_notice_status', NOTICE_STATUSES, n?.status), value: n?.status ?? dictDefault('sys_notice_status', 'draft') },
       { name: 'content', label: 'Content (HTML; the server removes scripts, handlers and outside resources)', type: 'textarea', value: n?.content ?? '' },
     ];
     const saved = (msg) => (done) => done && (notice(msg), list.reload(), refreshLatest());
