@@ -92,7 +92,7 @@ export function createApp(deps: Deps) {
   const corsMiddleware = cors({
     origin: (origin) => (config.CORS_ORIGINS.includes(origin) ? origin : null),
     allowMethods: ['GET', 'POST', 'OPTIONS'],
-    allowHeaders: ['Authorization', 'Content-Type', 'traceparent', BOOKMARK_HEADER],
+    allowHeaders: ['Authorization', 'Content-Type', 'traceparent', 'If-None-Match', BOOKMARK_HEADER],
     exposeHeaders: ['X-Trace-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Content-Range', BOOKMARK_HEADER],
     maxAge: 600,
   });
