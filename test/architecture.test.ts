@@ -184,7 +184,7 @@ describe('permission declarations', async () => {
     const expected = (o: (typeof operations)[number]) =>
       JSON.stringify([
         { bearerAuth: [] },
-        ...(keyMayCarry(o.op['x-permission'] === 'authenticated' ? null : o.op['x-permission']) ? [{ apiKeyAuth: [] }] : []),
+        ...(keyMayCarry(o.op['x-permission'] === 'authenticated' ? null : (o.op['x-permission'] as string)) ? [{ apiKeyAuth: [] }] : []),
         ...(linkable.includes(o.path) ? [{ signedLink: [] }] : []),
       ]);
     const unsecured = operations
