@@ -207,7 +207,7 @@ export function authenticate(code: PermissionCode | null, replicaReads = false):
     const after = await attachCaller(c, code, replicaReads);
     await next();
     await verdictLast(c);
-    await after?.();
+    if (after) await after();
   };
 }
 
@@ -220,7 +220,7 @@ export function authenticateWrite(code: PermissionCode | null): MiddlewareHandle
   return async (c, next) => {
     const after = await attachCaller(c, code, false);
     await next();
-    await after?.();
+    if (after) await after();
   };
 }
 
