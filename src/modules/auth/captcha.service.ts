@@ -7,7 +7,7 @@ import { qb } from '../../db/compile.ts';
 import { resultsOf } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import { randomCaptchaText, renderCaptchaSvg, type Rng } from './captcha-render.ts';
-import { hitQuery } from './rate-limit.ts';
+import { hitQuery } from '../../db/rate-limits.ts';
 import { captchaOnSql } from '../config/index.ts';
 
 /** Crypto-strength randomness in [0,1) for the captcha text and its drawing, drawn in blocks. */

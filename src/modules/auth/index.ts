@@ -1,4 +1,4 @@
 // What the app and other modules may use of auth: its routes, the login-name throttle rule and the rate-limit counters.
 export { authRoutes } from './auth.routes.ts';
 export { NAME_RULE } from './login.service.ts';
-export { hit, hitQuery, lockedFor, lockedForQuery, lockedMs } from './rate-limit.ts';
+export { hit, hitQuery, lockedFor, lockedForQuery, lockedMs } from '../../db/rate-limits.ts';

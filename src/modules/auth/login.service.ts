@@ -8,7 +8,7 @@ import { qb } from '../../db/compile.ts';
 import { resultsOf } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import { captchaMatches, captchaOn, captchaStateQuery, consumeCaptchaQuery } from './captcha.service.ts';
-import { hitQuery, lockedForQuery, lockedMs, releaseQuery, reserved, reserveQuery, type Subject } from './rate-limit.ts';
+import { hitQuery, lockedForQuery, lockedMs, releaseQuery, reserved, reserveQuery, type Subject } from '../../db/rate-limits.ts';
 import { signSessionToken } from './session.ts';
 import type { LoginInput } from './auth.schemas.ts';
 

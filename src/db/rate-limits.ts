@@ -1,8 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Clock } from '../../core/ports.ts';
-import { isoNow } from '../../core/time.ts';
-import { qb } from '../../db/compile.ts';
-import type { Runner } from '../../db/runner.ts';
+import type { Clock } from '../core/ports.ts';
+import { isoNow } from '../core/time.ts';
+import { qb } from './compile.ts';
+import type { Runner } from './runner.ts';
 
 export interface WindowRule {
   limit: number;
