@@ -151,9 +151,9 @@
   // --- dialog form ----------------------------------------------------------------------------------
 
   /**
-   * A modal form. fields: {name, label, type: text|password|number|select|checkboxes|textarea|
+   * A modal form. fields: {name, label, type: text|password|number|date|select|checkboxes|textarea|
    * checkbox|html (shown, not edited: see htmlView), value, options: [{value, label, depth}],
-   * required}. Resolves true once onSubmit(values) succeeded, false when cancelled; an ApiError it
+   * required, strings (checkboxes whose values stay strings)}. Resolves true once onSubmit(values) succeeded, false when cancelled; an ApiError it
    * throws is shown in the dialog, which stays open.
    */
   function openForm(title, fields, onSubmit, { ok = 'Save' } = {}) {
@@ -167,12 +167,13 @@
       if (f.type === 'select') {
         input = h('select', { name: f.name }, ...f.options.map((o) => h('option', { value: String(o.value), selected: String(o.value) === String(f.value ?? '') }, '\u2003'.repeat(o.depth || 0) + o.label)));
       } else if (f.type === 'checkboxes') {
-        const chosen = new Set((f.value || []).map(Number));
+        const key = f.strings ? String : Number;
+        const chosen = new Set((f.value || []).map(key));
         input = h(
           'div',
           { class: 'checks', 'data-name': f.name },
           ...f.options.map((o) =>
-            h('label', { class: 'check', style: 'padding-left:' + 1.2 * (o.depth || 0) + 'em' }, h('input', { type: 'checkbox', value: String(o.value), checked: chosen.has(Number(o.value)) }), ' ', o.label),
+            h('label', { class: 'check', style: 'padding-left:' + 1.2 * (o.depth || 0) + 'em' }, h('input', { type: 'checkbox', value: String(o.value), checked: chosen.has(key(o.value)) }), ' ', o.label),
           ),
         );
       } else if (f.type === 'checkbox') {
@@ -193,7 +194,7 @@
       const values = {};
       for (const [name, { f, input }] of inputs) {
         if (f.readOnly || f.type === 'html') continue;
-        if (f.type === 'checkboxes') values[name] = [...input.querySelectorAll('input:checked')].map((c) => Number(c.value));
+        if (f.type === 'checkboxes') values[name] = [...input.querySelectorAll('input:checked')].map((c) => (f.strings ? c.value : Number(c.value)));
         else if (f.type === 'checkbox') values[name] = input.checked;
         else if (f.type === 'number') values[name] = input.value === '' ? undefined : Number(input.value);
         else if (f.type === 'select' && f.numeric) values[name] = input.value === '' ? null : Number(input.value);
@@ -1145,6 +1146,108 @@
     details: (r) => button('Details', () => rowDetails('Run ' + r.id + ' of ' + r.jobName, r)),
   });
 
+  // --- API keys ---------------------------------------------------------------------------------------
+
+  /** Codes no key may carry (the server refuses them too: docs/api-keys.md). */
+  const keyMayCarry = (code) =>
+    !/^sys:apiKey:/.test(code) && !/mfa/i.test(code) && !['sys:role:add', 'sys:role:edit', 'sys:role:delete', 'sys:role:changeStatus', 'sys:role:grantMenu', 'sys:role:grantDataScope', 'sys:user:grantRole'].includes(code);
+
+  /** The codes this user may give a key: their own (a super admin's `*`: every button of the menu tree). */
+  async function ownCodes() {
+    const held = me.permissions.includes('*')
+      ? flatten(await api('/app/sysMenu/tree').catch(() => []))
+          .map(({ node }) => node.permission)
+          .filter(Boolean)
+      : me.permissions;
+    return [...new Set(held)].filter(keyMayCarry).sort();
+  }
+
+  /**
+   * The secret of a new key, shown this once (the server stores only its hash), with a Copy button.
+   * Resolves when the dialog is closed; the secret is then dropped from the page.
+   */
+  function showSecretOnce(secret) {
+    const dialog = $('secret-dialog');
+    const input = $('secret-value');
+    input.value = secret;
+    $('secret-copied').textContent = '';
+    $('secret-copy').onclick = async () => {
+      input.select();
+      try {
+        await navigator.clipboard.writeText(secret);
+        $('secret-copied').textContent = 'Copied to the clipboard.';
+      } catch {
+        // No clipboard permission (an insecure origin, a denied prompt): the text stays selected.
+        $('secret-copied').textContent = document.execCommand && document.execCommand('copy') ? 'Copied to the clipboard.' : 'Selected: press Ctrl+C (⌘C) to copy.';
+      }
+    };
+    return new Promise((resolve) => {
+      dialog.onclose = () => {
+        dialog.onclose = null;
+        input.value = '';
+        resolve();
+      };
+      dialog.showModal();
+      input.select();
+    });
+  }
+
+  /** Own keys, or with sys:apiKey:page the keys of users in scope; add (secret shown once), revoke. */
+  async function apiKeysPage(main) {
+    const all = can('sys:apiKey:page');
+    const codes = can('sys:apiKey:add') ? await ownCodes() : [];
+    const addKey = () =>
+      openForm(
+        'Add API key',
+        [
+          { name: 'name', label: 'Name', required: true },
+          { name: 'expiresOn', label: 'Expires on (empty: in 90 days)', type: 'date', optional: true },
+          { name: 'allowedIps', label: 'Allowed addresses (CIDR, one a line; empty: any)', type: 'textarea', value: '' },
+          { name: 'codes', label: 'Permission codes (from your own)', type: 'checkboxes', strings: true, options: codes.map((c) => ({ value: c, label: c })), value: [] },
+        ],
+        async (v) => {
+          const body = { name: v.name, codes: v.codes };
+          if (v.expiresOn) body.expiresAt = v.expiresOn + 'T00:00:00Z';
+          const ips = v.allowedIps.split(/[\s,]+/).filter(Boolean);
+          if (ips.length) body.allowedIps = ips;
+          const created = await post('/app/sysApiKey/add', body);
+          // After the form has closed: the secret in a dialog of its own.
+          setTimeout(() => void showSecretOnce(created.secret).then(() => list.reload()), 0);
+        },
+        { ok: 'Create key' },
+      ).then((done) => done && notice('API key added.'));
+    const list = pagedList(main, {
+      endpoint: '/app/sysApiKey/page',
+      filters: [
+        { name: 'name', label: 'Name contains' },
+        { name: 'status', label: 'Status', options: ['active', 'revoked', 'expired'], value: 'active' },
+      ],
+      toolbar: [can('sys:apiKey:add') && button('Add API key', addKey, { class: 'primary' })],
+      render: (records) =>
+        table(
+          [
+            { title: 'Name', cell: (k) => k.name },
+            ...(all ? [{ title: 'Owner', cell: (k) => k.loginName }] : []),
+            { title: 'Codes', cell: (k) => h('span', {}, ...k.codes.flatMap((c, i) => [i ? ' ' : '', h('code', {}, c)])), class: 'wrap' },
+            { title: 'Addresses', cell: (k) => (k.allowedIps.length ? k.allowedIps.join(', ') : 'any') },
+            { title: 'Status', cell: (k) => pill(k.status, k.status === 'active' ? 'enabled' : 'disabled') },
+            { title: 'Expires', cell: (k) => when(k.expiresAt).slice(0, 10) },
+            { title: 'Last used', cell: (k) => (k.lastUsedAt ? when(k.lastUsedAt) + ' from ' + k.lastUsedIp : 'never') },
+          ],
+          records,
+          {
+            actions: (k) => [
+              k.status === 'active' &&
+                (k.userId === me.user.id || can('sys:apiKey:revoke')) &&
+                button('Revoke', () => confirm('Revoke the API key "' + k.name + '"? Scripts using it stop working at once.') && attempt(() => post('/app/sysApiKey/revoke', { ids: [k.id] }), 'API key revoked.').then(() => list.reload()), { class: 'danger' }),
+            ],
+            empty: 'No API keys.',
+          },
+        ),
+    });
+    await list.reload();
+  }
+
   /** A menu's `component` (seeded by the migrations) → the page that shows it. */
   const PAGES = {
     'user/UserList': usersPage,
@@ -1164,6 +1267,7 @@
     'system/NoticeList': noticesPage,
     'system/JobList': jobsPage,
     'system/JobLog': jobLogPage,
+    'system/ApiKeyList': apiKeysPage,
   };
 
   // --- latest notices: every logged-in user, whatever their codes ----------------------------------

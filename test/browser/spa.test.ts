@@ -220,6 +220,7 @@ const SIDEBAR = [
       ['Notices', '/system/notice'],
       ['Scheduled jobs', '/system/job'],
       ['Job log', '/system/jobLog'],
+      ['API keys', '/system/apiKey'],
     ],
   ],
 ] as const;
@@ -508,6 +509,39 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     await page.waitForSelector('text=Deleted 1 row(s).');
     const left = (await as('POST', '/app/sysJobLog/page', { pageSize: 100 })).records as { id: number; startedAt: string }[];
     expect(left.some((r) => r.id === newest.id && r.startedAt === newest.startedAt)).toBe(false);
+  });
+
+  test('API keys: adds a key whose secret, shown once, works against the API; revokes it (401 after)', async () => {
+    await visit('API keys', '/system/apiKey');
+    await page.click('button:text-is("Add API key")');
+    await page.waitForSelector('#dialog[open]');
+    // The codes offered are the caller's own (a super admin: every button code a key may carry).
+    expect(await page.locator('#dialog-body .checks input[value="sys:user:page"]').count()).toBe(1);
+    expect(await page.locator('#dialog-body .checks input[value^="sys:apiKey:"]').count()).toBe(0);
+    await page.locator('#dialog-body label', { hasText: 'Name' }).locator('input').first().fill('Nightly sync');
+    await page.locator('#dialog-body label', { hasText: 'Allowed addresses' }).locator('textarea').fill('127.0.0.1/32');
+    await page.locator('#dialog-body .checks input[value="sys:user:page"]').check();
+    await submitDialog();
+    await page.waitForSelector('#secret-dialog[open]');
+    expect(await page.textContent('#secret-dialog .warning')).toContain('only time it is shown');
+    const secret = await page.inputValue('#secret-value');
+    expect(secret).toMatch(/^ea_\d+_[A-Za-z0-9_-]{43}$/);
+    await page.click('#secret-copy');
+    expect(await page.textContent('#secret-copied')).not.toBe('');
+    await page.click('#secret-done');
+    await page.waitForSelector('#secret-dialog', { state: 'hidden' });
+    expect(await page.inputValue('#secret-value')).toBe(''); // gone from the page
+    await rowOf('Nightly sync').waitFor();
+    expect(await rowOf('Nightly sync').textContent()).toContain('127.0.0.1/32');
+    const stored = (await as('POST', '/app/sysApiKey/page', { params: { name: 'Nightly sync' } })).records[0];
+    expect(stored).toMatchObject({ codes: ['sys:user:page'], allowedIps: ['127.0.0.1/32'], status: 'active', loginName: 'admin' });
+    // The shown secret is a working key: a read it carries passes, from the allowed address.
+    const use = () => fetch(`${noCaptcha.url}/app/sysUser/page`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: '{}' });
+    expect((await use()).status).toBe(200);
+    await rowOf('Nightly sync').locator('button:text-is("Revoke")').click();
+    await page.waitForSelector('text=API key revoked.');
+    expect((await as('POST', '/app/sysApiKey/page', { params: { name: 'Nightly sync' } })).records[0].status).toBe('revoked');
+    expect((await use()).status).toBe(401);
   });
 
   test('a user holding the page codes only: the new pages show their data, no write buttons', async () => {
