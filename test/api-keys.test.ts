@@ -35,7 +35,7 @@ for (const runtime of RUNTIMES) {
     /** The tables a refusal must leave as they were (a key's sampled last use aside). */
     const stable = async () => (await snap()).replace(/"last_used_(at|ip)":[^,]*,/g, '');
     /** `run()` answers `status` and changes nothing (the op log and a key's last use aside). */
-    async function unchanged(status: number, run: () => Promise<{ status: number; json: { msg: string } }>, msg?: RegExp) {
+    async function unchanged<R extends { status: number; json: { msg: string } }>(status: number, run: () => Promise<R>, msg?: RegExp): Promise<R> {
       const before = await stable();
       const r = await run();
       expect(`${r.status} ${r.json.msg}`).toStartWith(`${status} `);
