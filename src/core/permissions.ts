@@ -24,6 +24,10 @@ export const PERMISSION_CODES = [
   'sys:config:page', 'sys:config:detail', 'sys:config:add', 'sys:config:edit', 'sys:config:delete',
   'sys:notice:page', 'sys:notice:detail', 'sys:notice:add', 'sys:notice:edit', 'sys:notice:delete',
   'sys:post:page', 'sys:post:list', 'sys:post:detail', 'sys:post:add', 'sys:post:edit', 'sys:post:delete',
+  // Export and import (migration 0024)
+  'sys:user:export', 'sys:user:import', 'sys:role:export', 'sys:post:export', 'sys:dictType:export', 'sys:dictData:export',
+  'sys:config:export', 'sys:notice:export', 'sys:loginLog:export', 'sys:opLog:export', 'sys:online:export', 'sys:job:export',
+  'sys:jobLog:export',
 ] as const;
 
 export type PermissionCode = (typeof PERMISSION_CODES)[number];
