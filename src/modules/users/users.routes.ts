@@ -15,6 +15,8 @@ import {
 } from './users.schemas.ts';
 import * as users from './users.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { UserPageParams } from './users.schemas.ts';
 
 const tags = ['Users'];
 const base = '/app/sysUser';
@@ -144,6 +146,8 @@ const ownRoleRoute = guarded(
   }),
 );
 
+const exportUsersRoute = exportRoute('sys:user:export', base, tags, 'users', exportRequestSchema('UserExportRequest', UserPageParams));
+
 export const userRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await users.pageUsers(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await users.userDetail(c.get('run'), c.req.valid('query').id)))
@@ -165,4 +169,30 @@ export const userRoutes = createRouter()
     await users.grantRoles(c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
-  .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.get('run'), c.req.valid('query').id)));
+  .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.get('run'), c.req.valid('query').id)))
+  .openapi(exportUsersRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'users',
+      rows: users.userFilter(params),
+      scope: users.USER_SCOPE,
+      select: users.exportSelect,
+      keys: ['users.id'],
+      columns: [
+        { header: 'ID', value: (r) => r.id },
+        { header: 'Login name', value: (r) => r.login_name },
+        { header: 'Nick name', value: (r) => r.nick_name },
+        { header: 'Email', value: (r) => r.email },
+        { header: 'Phone', value: (r) => r.phone },
+        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+        { header: 'Organisation', value: (r) => r.org_name },
+        { header: 'Organisation code', value: (r) => r.org_code },
+        { header: 'Roles', value: (r) => r.role_codes },
+        { header: 'Posts', value: (r) => r.post_codes },
+        { header: 'Remark', value: (r) => r.remark },
+        { header: 'Last login at', value: (r) => when(r.last_login_at) },
+        { header: 'Last login IP', value: (r) => r.last_login_ip },
+        { header: 'Created at', value: (r) => when(r.created_at) },
+      ],
+    }, format)) as never;
+  });
