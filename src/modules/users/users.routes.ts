@@ -17,6 +17,11 @@ import * as users from './users.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
 import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
 import { UserPageParams } from './users.schemas.ts';
+import { csvStream } from '../../core/csv.ts';
+import { xlsxStream } from '../../core/xlsx-write.ts';
+import { downloadHeaders, XLSX_TYPE } from '../export/index.ts';
+import { readImportForm } from './import-form.ts';
+import { IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, ImportResultSchema, importTemplateHeader, importUsers } from './users.import.ts';
 
 const tags = ['Users'];
 const base = '/app/sysUser';
@@ -148,6 +153,53 @@ const ownRoleRoute = guarded(
 
 const exportUsersRoute = exportRoute('sys:user:export', base, tags, 'users', exportRequestSchema('UserExportRequest', UserPageParams));
 
+const binary = z.string().openapi({ type: 'string', format: 'binary' });
+const importTemplateRoute = guarded(
+  'sys:user:import',
+  createRoute({
+    method: 'get',
+    path: `${base}/importTemplate`,
+    tags,
+    summary: 'The import template: the header row sysUser/import reads (XLSX or CSV)',
+    request: { query: z.strictObject({ format: z.enum(['xlsx', 'csv']).default('xlsx').openapi({ param: { name: 'format', in: 'query' } }) }) },
+    responses: { 200: { description: 'The template (not an envelope)', content: { [XLSX_TYPE]: { schema: binary }, 'text/csv': { schema: binary } } } },
+  }),
+);
+const importRoute = guarded(
+  'sys:user:import',
+  createRoute({
+    method: 'post',
+    path: `${base}/import`,
+    tags,
+    summary: 'Import users from an XLSX or CSV file, all or nothing (dryRun: only the per-row check)',
+    description:
+      `multipart/form-data: \`file\` (the template's columns; at most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB and ${IMPORT_MAX_ROWS} rows), \`updateSupport\` ` +
+      '(true: rows whose login name exists update that user; false: they are errors), `dryRun` (true: check only). Every row under the rules of ' +
+      'add/edit, data scope and containment included; any error writes nothing and is listed with its row and column. New users get the ' +
+      'initial password of sys.user.initPassword (400 while it is empty). ' + SUPER_RULE,
+    request: {
+      body: {
+        required: true,
+        content: {
+          'multipart/form-data': {
+            schema: {
+              type: 'object',
+              required: ['file'],
+              properties: {
+                file: { type: 'string', format: 'binary' },
+                updateSupport: { type: 'string', enum: ['true', 'false'], default: 'false' },
+                dryRun: { type: 'string', enum: ['true', 'false'], default: 'false' },
+              },
+            },
+          },
+        },
+      } as never,
+    },
+    responses: { ...okResponse('What was (or, a dry run, would be) created and updated, and every row refused', ImportResultSchema), 413: errorResponse('The file is over its size limit') },
+  }),
+  { oplog: true },
+);
+
 export const userRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await users.pageUsers(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await users.userDetail(c.get('run'), c.req.valid('query').id)))
@@ -170,6 +222,18 @@ export const userRoutes = createRouter()
     return ok(c, null);
   })
   .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.get('run'), c.req.valid('query').id)))
+  .openapi(importTemplateRoute, async (c) => {
+    const format = c.req.valid('query').format;
+    const header = importTemplateHeader();
+    const none = (async function* () {})();
+    const body = format === 'csv' ? csvStream(header, none) : xlsxStream(header, none, { sheetName: 'users' });
+    return new Response(body, { status: 200, headers: downloadHeaders(`users-import-template.${format}`, format) }) as never;
+  })
+  .openapi(importRoute, async (c) => {
+    const form = await readImportForm(c.req.raw, IMPORT_MAX_BYTES);
+    c.set('opParams', { file: form.fileName, size: form.bytes.byteLength, updateSupport: form.updateSupport, dryRun: form.dryRun });
+    return ok(c, await importUsers(c.get('deps'), c.get('run'), form));
+  })
   .openapi(exportUsersRoute, async (c) => {
     const { params, format } = c.req.valid('json');
     return (await exportAnswer(c, {
