@@ -19,7 +19,7 @@ async function xlsxFile(rows: string[][]) {
 
 async function upload(file: Uint8Array, opts: { updateSupport?: boolean; dryRun?: boolean; token?: string; name?: string } = {}) {
   const form = new FormData();
-  form.set('file', new File([file], opts.name ?? 'users.csv'));
+  form.set('file', new File([file as Uint8Array<ArrayBuffer>], opts.name ?? 'users.csv'));
   if (opts.updateSupport !== undefined) form.set('updateSupport', String(opts.updateSupport));
   if (opts.dryRun !== undefined) form.set('dryRun', String(opts.dryRun));
   const res = await t.request('/app/sysUser/import', { method: 'POST', headers: { authorization: `Bearer ${opts.token ?? admin}` }, body: form });
