@@ -173,7 +173,7 @@ const importRoute = guarded(
     tags,
     summary: 'Import users from an XLSX or CSV file, all or nothing (dryRun: only the per-row check)',
     description:
-      `multipart/form-data: \`file\` (the template's columns; at most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB and ${IMPORT_MAX_ROWS} rows), \`updateSupport\` ` +
+      `multipart/form-data: \`file\` (the template's columns; at most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB or MAX_UPLOAD_BYTES if lower, and ${IMPORT_MAX_ROWS} rows), \`updateSupport\` ` +
       '(true: rows whose login name exists update that user; false: they are errors), `dryRun` (true: check only). Every row under the rules of ' +
       'add/edit, data scope and containment included; any error writes nothing and is listed with its row and column. New users get the ' +
       'initial password of sys.user.initPassword (400 while it is empty). ' + SUPER_RULE,
@@ -224,13 +224,14 @@ export const userRoutes = createRouter()
   .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.get('run'), c.req.valid('query').id)))
   .openapi(importTemplateRoute, async (c) => {
     const format = c.req.valid('query').format;
+    await c.get('run').caller(); // the verdict before the file: a refusal answers without its headers
     const header = importTemplateHeader();
     const none = (async function* () {})();
     const body = format === 'csv' ? csvStream(header, none) : xlsxStream(header, none, { sheetName: 'users' });
     return new Response(body, { status: 200, headers: downloadHeaders(`users-import-template.${format}`, format) }) as never;
   })
   .openapi(importRoute, async (c) => {
-    const form = await readImportForm(c.req.raw, IMPORT_MAX_BYTES);
+    const form = await readImportForm(c.req.raw, Math.min(IMPORT_MAX_BYTES, c.get('deps').config.MAX_UPLOAD_BYTES));
     c.set('opParams', { file: form.fileName, size: form.bytes.byteLength, updateSupport: form.updateSupport, dryRun: form.dryRun });
     return ok(c, await importUsers(c.get('deps'), c.get('run'), form));
   })
