@@ -95,6 +95,26 @@ perRuntime(
       expect((await download('/app/sysUser/export', { params: { nope: 1 } })).res.status).toBe(400);
     });
 
+    test('more rows than a chunk: every row once, newest first, across keyset chunks (ties on the sort key too)', async () => {
+      // 2,345 op-log rows of one module, and 1,234 live sessions of admin sharing 3 login times.
+      await t.exec(`WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < 2345)
+        INSERT INTO op_log (module, action, method, path, operator_id, operator_name, ip, user_agent, params, status, duration_ms, trace_id, created_at)
+        SELECT 'chunked', 'a' || k, 'POST', '/x', 1, 'admin', '127.0.0.1', 'ua', '{}', 200, 1, 't' || k, '2026-11-21T00:00:00.000Z' FROM i`);
+      await t.exec(`WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < 1234)
+        INSERT INTO sessions (id, user_id, ip, login_at, expires_at) SELECT printf('chunk-%05d', k), 1, '10.9.9.9', '2026-11-21T0' || (k % 3) || ':00:00.000Z', '2099-01-01T00:00:00.000Z' FROM i`);
+      const ops = await csv('/app/sysOpLog/export', { module: 'chunked' });
+      const ids = ops.slice(1).map((r) => Number(r[0]));
+      expect(ids.length).toBe(2345);
+      expect(new Set(ids).size).toBe(2345);
+      expect(ids).toEqual([...ids].sort((a, b) => b - a));
+      const online = await csv('/app/sysOnlineUser/export', { ip: '10.9.9.9' });
+      const sessions = online.slice(1).map((r) => r[0]);
+      expect(sessions.length).toBe(1234);
+      expect(new Set(sessions).size).toBe(1234);
+      const want = (await t.rows<{ id: string }>(`SELECT id FROM sessions WHERE ip = '10.9.9.9' ORDER BY login_at DESC, id DESC`)).map((r) => r.id);
+      expect(sessions).toEqual(want);
+    });
+
     test('CSV: separators, quotes, line breaks and formulas are written safely; XLSX keeps text as text', async () => {
       const remark = '=HYPERLINK("http://x","a,b")\nline 2';
       expect((await t.call('POST', '/app/sysPost/add', { token: admin, body: { code: 'csv_q', name: '@SUM(1) "quoted", comma', remark } })).status).toBe(200);
