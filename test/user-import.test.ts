@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { perRuntime, type AnyTestApp } from './support/app.ts';
+import { beforeBatch, perRuntime, type AnyTestApp } from './support/app.ts';
 import { readSheet } from '../src/core/xlsx-read.ts';
 import { csvLines, parseCsv } from '../src/core/csv.ts';
 import { xlsxStream } from '../src/core/xlsx-write.ts';
@@ -95,6 +95,7 @@ perRuntime(
     });
 
     test('a delegated admin imports only into her scope and grants only roles she holds; every refused row changes nothing', async () => {
+      await t.exec(`UPDATE configs SET config_value = ? WHERE config_key = 'sys.user.initPassword'`, INIT);
       const w = await delegationWorld(t, admin, 'imd');
       const small = await w.role(['sys:user:page']);
       const big = await w.role(['sys:user:page', 'sys:role:delete']);
@@ -119,6 +120,13 @@ perRuntime(
       // The rows she may write go through, inside her scope.
       const ok = await upload(csvFile([HEADER, rows[1]!]), { token: boss.token });
       expect(ok.data).toEqual({ created: 1, updated: 0, failed: 0, errors: [] });
+      // A move racing the import (the caller leaves for another branch between the check and the
+      // write): the guards inside the write batch refuse it whole.
+      beforeBatch(t, 1, `UPDATE users SET org_id = ? WHERE id = ?`, w.org.support, boss.id);
+      const race = await upload(csvFile([HEADER, ['imd_race', '', '', '', 'imd_sales1', '', '']]), { token: boss.token });
+      expect(race.status).toBe(403);
+      await t.exec(`UPDATE users SET org_id = ? WHERE id = ?`, w.org.sales, boss.id);
+      expect(await t.row(`SELECT id FROM users WHERE login_name = 'imd_race'`)).toBeNull();
       // Without the import code: 403, nothing read or written.
       const other = await w.caller(['sys:user:page'], 'all', null);
       const denied = await upload(csvFile([HEADER, ['imd_x', '', '', '', '', '', '']]), { token: other.token });
