@@ -4,6 +4,7 @@ import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { scopeAll } from '../../access/data-scope.ts';
 import type { ScopeFilter } from '../../access/scoped-page.ts';
 import type { CellValue } from '../../core/cell-values.ts';
+import { errorFields } from '../../core/log.ts';
 import { csvStream } from '../../core/csv.ts';
 import type { PermissionCode } from '../../core/permissions.ts';
 import { MAX_BOUND_PARAMS } from '../../core/ports.ts';
@@ -173,6 +174,19 @@ async function* cellsOf<Row>(run: Runner, plan: ExportPlan<Row>, first: readonly
   }
 }
 
+/**
+ * The rows, with a failure after the response started logged with the request's trace id: the
+ * status line is gone by then, the client only sees a truncated file.
+ */
+async function* logged(c: Context, cells: AsyncGenerator<CellValue[]>): AsyncGenerator<CellValue[]> {
+  try {
+    yield* cells;
+  } catch (err) {
+    c.get('deps').log.log('error', 'export failed after its response started', { traceId: c.get('traceId'), ...errorFields(err) });
+    throw err;
+  }
+}
+
 const pad = (n: number) => String(n).padStart(2, '0');
 const stamp = (t: Date) => `${t.getUTCFullYear()}${pad(t.getUTCMonth() + 1)}${pad(t.getUTCDate())}-${pad(t.getUTCHours())}${pad(t.getUTCMinutes())}${pad(t.getUTCSeconds())}`;
 
@@ -195,7 +209,7 @@ export async function exportAnswer<Row>(c: Context, plan: ExportPlan<Row>, forma
     finish: (rows) => rows,
   });
   const header = plan.columns.map((col) => col.header);
-  const cells = cellsOf(run, plan, first, labelsOf(labelRows));
+  const cells = logged(c, cellsOf(run, plan, first, labelsOf(labelRows)));
   const body = format === 'csv' ? csvStream(header, cells) : xlsxStream(header, cells, { sheetName: plan.name });
   const fileName = `${plan.name}-${stamp(new Date(c.get('deps').clock.now()))}.${format}`;
   return new Response(body, { status: 200, headers: { ...downloadHeaders(fileName, format), 'X-Trace-Id': c.get('traceId') } });
