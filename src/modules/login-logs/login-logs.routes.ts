@@ -49,7 +49,7 @@ const clearRoute = guarded(
   { oplog: true },
 );
 
-const exportRoute_ = exportRoute('sys:loginLog:export', '/app/sysLoginLog', tags, 'login log rows', exportRequestSchema('LoginLogExportRequest', LoginLogPageParams));
+const exportLoginLogRoute = exportRoute('sys:loginLog:export', '/app/sysLoginLog', tags, 'login log rows', exportRequestSchema('LoginLogExportRequest', LoginLogPageParams));
 
 export const loginLogRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageLoginLogs(c.get('deps'), c.get('run'), c.req.valid('json'))))
@@ -57,7 +57,7 @@ export const loginLogRoutes = createRouter()
     ok(c, { deleted: await deleteLoginLogs(c.get('run'), c.req.valid('json').ids) }),
   )
   .openapi(clearRoute, async (c) => ok(c, { deleted: await clearLoginLogs(c.get('run')) }))
-  .openapi(exportRoute_, async (c) => {
+  .openapi(exportLoginLogRoute, async (c) => {
     const { params, format } = c.req.valid('json');
     return (await exportAnswer(c, {
       name: 'login-log',
