@@ -106,7 +106,7 @@ export function createApp(deps: Deps) {
   });
   // One front middleware instead of four: each Hono middleware layer costs a promise hop on every
   // request. Order: trace id and deps → security headers → CORS (only when the browser sent an
-  // Origin) → JSON body limit (not for GET, and upload routes stream with their own limits).
+  // Origin) → JSON body limit (not for GET; uploads and the users import read with their own limits).
   const onError = errorHandler(log, (err) => deps.classifyError?.(err));
   app.use('*', async (c, next) => {
     const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
@@ -132,7 +132,7 @@ export function createApp(deps: Deps) {
       ensureSecurityHeaders(c.res.headers);
       return;
     }
-    const limited = method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload');
+    const limited = method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload') && c.req.path !== '/app/sysUser/import';
     const inner = limited ? async () => void (await jsonLimit(c, next)) : next;
     try {
       // CORS answers a preflight itself with a Response; Hono's compose would adopt it, so do we.

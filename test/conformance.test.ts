@@ -98,6 +98,13 @@ async function writesOn(base: string) {
   const notice = await ok('POST', '/app/sysNotice/add', { json: { title: 'Locked', type: 'notice', status: 'published' } });
   const post = await ok('POST', '/app/sysPost/add', { json: { code: 'w_locked', name: 'Locked' } });
   const apiKey = await ok('POST', '/app/sysApiKey/add', { json: { name: 'Locked', codes: ['sys:user:page'] } });
+  const initPassword = (await ok('POST', '/app/sysConfig/page', { json: { params: { key: 'sys.user.initPassword' } } })).records[0];
+  await ok('POST', '/app/sysConfig/edit', { json: { id: initPassword.id, version: initPassword.version, value: 'Imported-Passw0rd-7' } });
+  const importForm = () => {
+    const f = new FormData();
+    f.set('file', new File(['Login name*\r\nimported_w\r\n'], 'users.csv', { type: 'text/csv' }));
+    return f;
+  };
   const w = (path: string, init: Init = {}) => () => call('POST', path, { base, token, ...init });
   return {
     auth_login: () => call('POST', '/auth/login', { base, json: { loginName: 'admin', password: E2E_ADMIN_PASSWORD } }),
@@ -109,6 +116,7 @@ async function writesOn(base: string) {
     sysUser_delete: w('/app/sysUser/delete', { json: { ids: [user.id] } }),
     sysUser_changeStatus: w('/app/sysUser/changeStatus', { json: { id: user.id, status: 'disabled' } }),
     sysUser_resetPassword: w('/app/sysUser/resetPassword', { json: { id: user.id, newPassword: 'Battery-Staple-98' } }),
+    sysUser_import: () => call('POST', '/app/sysUser/import', { base, token, body: importForm() }),
     sysUser_grantRole: w('/app/sysUser/grantRole', { json: { userId: user.id, roleIds: [role.id] } }),
     sysRole_add: w('/app/sysRole/add', { json: { name: 'Clerk', code: 'clerk' } }),
     sysRole_edit: w('/app/sysRole/edit', { json: { id: role.id, version: role.version, remark: 'Keeps the archive' } }),
@@ -371,6 +379,27 @@ describe('every response conforms to /openapi.json', () => {
     await ok('POST', '/app/sysUser/edit', { json: { id: ids.user, version: holder.version + 1, postIds: [] } });
     await ok('POST', '/app/sysPost/delete', { json: { ids: [post.id] } });
 
+    // Export and import (issue 27, item 6): every list as a download, the users import (dry run,
+    // a file over MAX_UPLOAD_BYTES: 413), and its template.
+    for (const list of ['sysUser', 'sysRole', 'sysPost', 'sysDictType', 'sysDictData', 'sysConfig', 'sysNotice', 'sysLoginLog', 'sysOpLog', 'sysOnlineUser', 'sysJob', 'sysJobLog']) {
+      const got = await ok('POST', `/app/${list}/export`, { json: { format: list.length % 2 ? 'csv' : 'xlsx' } });
+      expect(got.res.headers.get('content-disposition')).toStartWith('attachment; ');
+    }
+    await ok('GET', '/app/sysUser/importTemplate', { query: 'format=csv' });
+    const init = (await ok('POST', '/app/sysConfig/page', { json: { params: { key: 'sys.user.initPassword' } } })).data.records[0];
+    await ok('POST', '/app/sysConfig/edit', { json: { id: init.id, version: init.version, value: 'Imported-Passw0rd-7' } });
+    const sheet = new FormData();
+    sheet.set('file', new File(['Login name*,Nick name\r\nimported_one,One\r\n'], 'users.csv', { type: 'text/csv' }));
+    sheet.set('dryRun', 'true');
+    expect((await ok('POST', '/app/sysUser/import', { body: sheet })).data).toEqual({ created: 1, updated: 0, failed: 0, errors: [] });
+    const huge = new FormData();
+    huge.set('file', new File([new Uint8Array(70_000)], 'users.csv', { type: 'text/csv' }));
+    await ok('POST', '/app/sysUser/import', { body: huge }, 413);
+    await ok('GET', '/app/sysUser/importTemplate', { query: 'format=pdf' }, 400);
+    const strange = new FormData();
+    strange.set('file', new File(['who,what\r\na,b\r\n'], 'users.csv', { type: 'text/csv' }));
+    await ok('POST', '/app/sysUser/import', { body: strange }, 400);
+
     // Files: upload, page, detail, download (200, 206, 304, 416), signed link, 413, then a lost blob → 500.
     const file = await call('POST', '/app/sysFile/upload', { token: admin, body: form('report.pdf', '%PDF-1.4 monthly report', 'application/pdf') });
     expect(file.status).toBe(200);
@@ -599,7 +628,7 @@ describe('every response conforms to /openapi.json', () => {
       ['the readiness probe turns every failure of its checks into 503 (driven)', (o, s) => o.op.operationId === 'health_ready' && s === 500],
       [
         'a read is never busy: in WAL mode readers do not wait for the writer the test holds (only for WAL recovery, which the test cannot hold)',
-        (o, s) => s === 503 && (o.method === 'get' || o.path.endsWith('/page')) && !['health_ready', 'auth_captcha'].includes(o.op.operationId),
+        (o, s) => s === 503 && (o.method === 'get' || o.path.endsWith('/page') || o.path.endsWith('/export')) && !['health_ready', 'auth_captcha'].includes(o.op.operationId),
       ],
       ['the captcha stores its challenge (507 on a full disk), but the full-disk server runs with the captcha off so that it can log in', (o, s) => o.op.operationId === 'auth_captcha' && s === 507],
       [

@@ -26,6 +26,10 @@ export const PERMISSION_CODES = [
   'sys:post:page', 'sys:post:list', 'sys:post:detail', 'sys:post:add', 'sys:post:edit', 'sys:post:delete',
   // API keys (migration 0026): page and revoke reach other users' keys; one's own need no code.
   'sys:apiKey:page', 'sys:apiKey:add', 'sys:apiKey:revoke',
+  // Export and import (migration 0024)
+  'sys:user:export', 'sys:user:import', 'sys:role:export', 'sys:post:export', 'sys:dictType:export', 'sys:dictData:export',
+  'sys:config:export', 'sys:notice:export', 'sys:loginLog:export', 'sys:opLog:export', 'sys:online:export', 'sys:job:export',
+  'sys:jobLog:export',
 ] as const;
 
 export type PermissionCode = (typeof PERMISSION_CODES)[number];

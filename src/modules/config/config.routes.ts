@@ -8,6 +8,9 @@ import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { isSecretKey, readConfigValue } from './config-values.ts';
 import { addConfig, configDetail, deleteConfigs, editConfig, pageConfigs } from './config.service.ts';
 import { ConfigAddRequest, ConfigEditRequest, ConfigIdsRequest, ConfigPage, ConfigPageRequest, ConfigSchema, ConfigValueQuery } from './config.schemas.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { ConfigPageParams } from './config.schemas.ts';
+import { configFilter } from './config.service.ts';
 
 const tags = ['Parameters'];
 const base = '/app/sysConfig';
@@ -85,6 +88,8 @@ function auditParams(c: Context, body: { key?: string | undefined; value?: strin
   return (current: string) => record(secret(current) || secret(body.key));
 }
 
+const exportConfigsRoute = exportRoute('sys:config:export', base, tags, 'parameters', exportRequestSchema('ConfigExportRequest', ConfigPageParams));
+
 export const configRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageConfigs(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await configDetail(c.get('run'), c.req.valid('query').id)))
@@ -106,4 +111,22 @@ export const configRoutes = createRouter()
     const value = await readConfigValue(c.get('deps'), c.get('run'), key);
     if (value === undefined) throw notFound(`No parameter '${key}'`);
     return ok(c, value);
+  })
+  .openapi(exportConfigsRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'parameters',
+      rows: configFilter(params),
+      select: (q) => q.selectAll('configs'),
+      keys: ['configs.id'],
+      columns: [
+        { header: 'ID', value: (r) => r.id },
+        { header: 'Name', value: (r) => r.name },
+        { header: 'Key', value: (r) => r.config_key },
+        { header: 'Value', value: (r) => r.config_value },
+        { header: 'Type', value: (r) => r.type, dict: 'sys_config_type' },
+        { header: 'Remark', value: (r) => r.remark },
+        { header: 'Created at', value: (r) => when(r.created_at) },
+      ],
+    }, format)) as never;
   });

@@ -88,12 +88,17 @@ async function requireCode(run: Runner, code: 'sys:role:changeStatus' | 'sys:rol
 /** code_required's answer when the field is dataScope/scopeOrgIds (the early check's, for a refusal that raced it). */
 const GRANT_DATA_SCOPE_NEEDED = 'dataScope: changing it also requires the permission sys:role:grantDataScope';
 
-export function pageRoles(deps: Ports, run: Runner, req: RolePageInput) {
-  const p = req.params;
+/** The rows a page of roles selects for `params` (FROM and WHERE only), for anything that must select the same rows. */
+export function roleFilter(p: RolePageInput['params']) {
   let q = qb.selectFrom('roles');
   q = whereContains(q, 'roles.name', p.name);
   q = whereContains(q, 'roles.code', p.code);
   if (p.status) q = q.where('roles.status', '=', p.status);
+  return q;
+}
+
+export function pageRoles(deps: Ports, run: Runner, req: RolePageInput) {
+  const q = roleFilter(req.params);
   const page = pageStatements(req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: q,

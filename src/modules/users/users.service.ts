@@ -1,4 +1,5 @@
-import { sql, type CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery, type SelectQueryBuilder } from 'kysely';
+import { byUserRow } from '../../access/scoped-page.ts';
 import type { Ports } from '../../core/ports.ts';
 import type { Caller } from '../../core/caller.ts';
 import { badRequest, forbidden, notFound, tooMany } from '../../core/errors.ts';
@@ -13,7 +14,7 @@ import { NAME_RULE } from '../auth/index.ts';
 import { hit, lockedFor } from '../auth/index.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../../access/super-admin.ts';
-import { toUser } from './user.model.ts';
+import { toUser, USER_COLUMNS } from './user.model.ts';
 import { userPostStatements } from './user-posts.ts';
 import { BUILT_IN, initialPassword } from '../config/index.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
@@ -22,7 +23,22 @@ import type { AddUserInput, EditUserInput } from './users.schemas.ts';
 import { selfGrantGuard, userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../../access/containment.ts';
 import { orgInScope, scopeAll, userInScope } from '../../access/data-scope.ts';
 
-export { pageUsers } from './users.repo.ts';
+export { pageUsers, userFilter } from './users.repo.ts';
+
+/** The users page's data scope, for anything that must select the same rows (the export). */
+export const USER_SCOPE = byUserRow(sql.ref('users.org_id'), sql.ref('users.id'));
+
+/** An export's columns of a user: the public ones, the organisation's name and code, role and post codes. */
+export const exportSelect = (q: SelectQueryBuilder<any, any, any>) =>
+  q
+    .leftJoin('orgs', 'orgs.id', 'users.org_id')
+    .select([
+      ...USER_COLUMNS.map((c) => `users.${c}` as const),
+      'orgs.name as org_name',
+      'orgs.code as org_code',
+      sql<string>`(SELECT group_concat(er.code, ',') FROM user_role eur JOIN roles er ON er.id = eur.role_id WHERE eur.user_id = users.id)`.as('role_codes'),
+      sql<string>`(SELECT group_concat(ep.code, ',') FROM user_post eup JOIN posts ep ON ep.id = eup.post_id WHERE eup.user_id = users.id)`.as('post_codes'),
+    ]);
 
 /** The user, if it exists in the caller's data scope; else 404 as if it did not exist. */
 async function requireUser(run: Runner, id: number) {
