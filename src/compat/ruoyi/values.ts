@@ -1,0 +1,98 @@
+import { badRequest } from '../../core/errors.ts';
+
+/**
+ * The value mappings between RuoYi and our API, in one place so each has one test:
+ * status strings, ids and id lists, times, page requests and date ranges.
+ */
+
+export type Status = 'enabled' | 'disabled';
+
+/** RuoYi '0' = normal, '1' = disabled (strings, also in its dictionaries). */
+export const toRuoyiStatus = (s: Status): '0' | '1' => (s === 'enabled' ? '0' : '1');
+
+/** '0'/'1' (or 0/1) → ours; anything else is a 400 naming the field. */
+export function fromRuoyiStatus(v: unknown, field = 'status'): Status {
+  if (v === '0' || v === 0) return 'enabled';
+  if (v === '1' || v === 1) return 'disabled';
+  throw badRequest(`${field}: must be '0' (normal) or '1' (disabled)`);
+}
+
+/** An optional status filter: absent or '' → undefined. */
+export const statusFilter = (v: string | undefined): Status | undefined => (v === undefined || v === '' ? undefined : fromRuoyiStatus(v));
+
+const ID = /^[1-9][0-9]{0,15}$/;
+
+/** One numeric id from a path segment, a query value or a JSON number/string. */
+export function idOf(v: unknown, field = 'id'): number {
+  const text = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
+  if (!ID.test(text) || !Number.isSafeInteger(Number(text))) throw badRequest(`${field}: must be a positive integer id`);
+  return Number(text);
+}
+
+/** `3,4` (a path segment or query value: RuoYi joins id lists with commas) → [3, 4]; at most 1000. */
+export function idListOf(v: unknown, field = 'ids'): number[] {
+  const text = Array.isArray(v) ? v.join(',') : typeof v === 'number' ? String(v) : typeof v === 'string' ? v : '';
+  const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (parts.length > 1000) throw badRequest(`${field}: at most 1000 ids`);
+  return [...new Set(parts.map((p) => idOf(p, field)))];
+}
+
+/** An optional id (RuoYi sends '' or null for none, and 0 for the root). */
+export function optionalId(v: unknown, field: string): number | undefined {
+  if (v === undefined || v === null || v === '' || v === 0 || v === '0') return undefined;
+  return idOf(v, field);
+}
+
+/**
+ * RuoYi prints several times raw (profile, op-log detail, header notices): `yyyy-MM-dd HH:mm:ss`,
+ * here in UTC (what we store). Its tables parse this form too.
+ */
+export function ruoyiTime(iso: string | null | undefined): string | null {
+  if (!iso) return null;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return null;
+  return d.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** Optional text from a RuoYi form: '' and null mean "none". */
+export const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
+/** Optional text whose "none" we store as null. */
+export const textOrNull = (v: unknown): string | null => text(v) ?? null;
+
+/** Ours is asc/desc; RuoYi's tables send ascending/descending. */
+export function sortOrderOf(isAsc: string | undefined): 'asc' | 'desc' | undefined {
+  if (isAsc === undefined || isAsc === '') return undefined;
+  if (isAsc === 'ascending' || isAsc === 'asc') return 'asc';
+  if (isAsc === 'descending' || isAsc === 'desc') return 'desc';
+  throw badRequest('isAsc: must be ascending or descending');
+}
+
+function positiveInt(v: string | undefined, field: string, def: number): number {
+  if (v === undefined || v === '') return def;
+  if (!/^[0-9]{1,8}$/.test(v) || Number(v) < 1) throw badRequest(`${field}: must be a positive integer`);
+  return Number(v);
+}
+
+/**
+ * A RuoYi list query → our page request's frame (pageNo, pageSize, the created range). RuoYi's
+ * date pickers send local dates, `params[beginTime]`/`params[endTime]`, the end day inclusive
+ * (ours: a date-only createdTo covers the whole day, in UTC).
+ */
+export function pageOf(q: Record<string, string>, maxSize = 1000) {
+  const pageSize = Math.min(positiveInt(q.pageSize, 'pageSize', 10), maxSize);
+  return {
+    pageNo: positiveInt(q.pageNum, 'pageNum', 1),
+    pageSize,
+    range: {
+      ...(text(q['params[beginTime]']) ? { createdFrom: q['params[beginTime]'] } : {}),
+      ...(text(q['params[endTime]']) ? { createdTo: q['params[endTime]'] } : {}),
+    },
+  };
+}
+
+/** Drops undefined values (our request schemas are strict about unknown keys, not about absent ones). */
+export function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as Partial<T>;
+}

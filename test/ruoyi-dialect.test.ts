@@ -1,0 +1,339 @@
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { ADMIN_PASSWORD, D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
+import { applyRuoyiMenuPreset, ruoyiMenuPresetSql } from '../src/compat/ruoyi/index.ts';
+import { ALL_RUOYI, CODE_PAIRS, ourCode, ruoyiCode, ruoyiCodes } from '../src/compat/ruoyi/codes.ts';
+import { fromRuoyiStatus, idListOf, pageOf, ruoyiTime, toRuoyiStatus } from '../src/compat/ruoyi/values.ts';
+import { fullyCheckedKeys, topmostFullyChecked, withDescendants } from '../src/compat/ruoyi/trees.ts';
+import { ruoyiCode as answerCode } from '../src/compat/ruoyi/respond.ts';
+import { generatedOrgCode } from '../src/compat/ruoyi/dept.ts';
+import { ruoyiRoutes } from '../src/compat/ruoyi/routers.ts';
+
+// The RuoYi dialect (src/compat/ruoyi, docs/ruoyi.md) without the browser: its value mappings as
+// units, and its answers through HTTP on Bun and on a real D1 — shapes RuoYi-Vue3 reads (HTTP 200,
+// `code` in the body, {total, rows}, flat trees, '0'/'1', numeric ids), and that the rules behind
+// them are ours (scope, containment, op log, optimistic locking).
+
+const PREFIX = '/ruoyi';
+const PASSWORD = 'Dialect-Pass-42';
+
+describe('mappings', () => {
+  test('status strings both ways; anything else is refused', () => {
+    expect(toRuoyiStatus('enabled')).toBe('0');
+    expect(toRuoyiStatus('disabled')).toBe('1');
+    expect(fromRuoyiStatus('0')).toBe('enabled');
+    expect(fromRuoyiStatus('1')).toBe('disabled');
+    expect(() => fromRuoyiStatus('enabled')).toThrow(/must be '0'/);
+    expect(() => fromRuoyiStatus(undefined)).toThrow();
+  });
+
+  test('ids: comma lists from paths, numbers only', () => {
+    expect(idListOf('3,4,3')).toEqual([3, 4]);
+    expect(idListOf('7')).toEqual([7]);
+    expect(() => idListOf('3,x')).toThrow(/positive integer/);
+    expect(() => idListOf('0')).toThrow();
+    expect(() => idListOf('1'.repeat(17))).toThrow();
+  });
+
+  test('pages: pageNum/pageSize and the date range; times printed the RuoYi way', () => {
+    expect(pageOf({ pageNum: '3', pageSize: '20', 'params[beginTime]': '2026-01-01', 'params[endTime]': '2026-01-31' }, 100)).toEqual({
+      pageNo: 3,
+      pageSize: 20,
+      range: { createdFrom: '2026-01-01', createdTo: '2026-01-31' },
+    });
+    expect(pageOf({}, 100)).toEqual({ pageNo: 1, pageSize: 10, range: {} });
+    expect(pageOf({ pageSize: '500' }, 100).pageSize).toBe(100);
+    expect(() => pageOf({ pageNum: '-1' })).toThrow(/pageNum/);
+    expect(ruoyiTime('2026-11-22T02:07:13.123Z')).toBe('2026-11-22 02:07:13');
+    expect(ruoyiTime(null)).toBeNull();
+  });
+
+  test('codes: one table both ways, *:*:* for everything, unpaired codes pass through', () => {
+    expect(ruoyiCode('sys:user:add')).toBe('system:user:add');
+    expect(ourCode('system:user:add')).toBe('sys:user:add');
+    expect(ruoyiCode('sys:org:tree')).toBe('system:dept:list');
+    expect(ourCode('monitor:online:forceLogout')).toBe('sys:online:forceLogout');
+    expect(ruoyiCode('*')).toBe(ALL_RUOYI);
+    expect(ourCode(ALL_RUOYI)).toBe('*');
+    expect(ruoyiCode('sys:user:changeStatus')).toBe('sys:user:changeStatus');
+    expect(ruoyiCodes(['sys:user:page', 'sys:user:page', 'sys:role:add'])).toEqual(['system:role:add', 'system:user:list']);
+    // Each side appears once: the table is a bijection.
+    expect(new Set(CODE_PAIRS.map(([r]) => r)).size).toBe(CODE_PAIRS.length);
+    expect(new Set(CODE_PAIRS.map(([, o]) => o)).size).toBe(CODE_PAIRS.length);
+    for (const [r, o] of CODE_PAIRS) expect([ruoyiCode(o), ourCode(r)]).toEqual([r, o]);
+  });
+
+  test('trees: linked pickers get fully checked keys; saved dept lists become topmost scope orgs', () => {
+    const forest = [{ id: 1, children: [{ id: 2, children: [] }, { id: 3, children: [{ id: 4, children: [] }] }] }, { id: 5, children: [] }];
+    expect(fullyCheckedKeys(forest, new Set([1, 2, 3]))).toEqual([2]); // 4 not granted: 3 and 1 stay half
+    expect(fullyCheckedKeys(forest, new Set([1, 2, 3, 4, 5])).sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(topmostFullyChecked(forest, new Set([1, 3, 4]))).toEqual([3]); // 1 only half-checked
+    expect(topmostFullyChecked(forest, new Set([1, 2, 3, 4]))).toEqual([1]);
+    expect(withDescendants(forest, new Set([3]))).toEqual([3, 4]);
+  });
+
+  test('answer codes: 401 stays, 501 stays, every other refusal is 500 with our message', () => {
+    expect([400, 401, 403, 404, 409, 429, 500, 501, 503].map(answerCode)).toEqual([500, 401, 500, 500, 500, 500, 500, 501, 500]);
+    expect(generatedOrgCode('0a1b2c3d-4e5f-6789-abcd-ef0123456789')).toBe('D0A1B2C3D4E5F');
+  });
+
+  test('routes: Layout at the top, ParentView below, relative child paths', () => {
+    const menu = (id: number, type: 'directory' | 'menu', path: string, children: any[] = [], component: string | null = null) =>
+      ({ id, parentId: 0, title: `T${id}`, type, path, component, icon: null, sort: 0, hidden: false, name: `N${id}`, keepAlive: true, children }) as const;
+    const out = ruoyiRoutes([menu(1, 'directory', '/system', [menu(2, 'menu', 'user', [], 'system/user/index'), menu(3, 'directory', 'log', [menu(4, 'menu', 'operlog', [], 'monitor/operlog/index')])])]);
+    expect(out[0]).toMatchObject({ name: 'N1', path: '/system', component: 'Layout', alwaysShow: true, redirect: 'noRedirect', meta: { title: 'T1', icon: '#', noCache: false } });
+    expect(out[0]!.children![0]).toMatchObject({ path: 'user', component: 'system/user/index' });
+    expect(out[0]!.children![1]).toMatchObject({ path: 'log', component: 'ParentView' });
+    expect(ruoyiMenuPresetSql()).toContain("'system/user/index'");
+  });
+});
+
+for (const runtime of RUNTIMES) {
+  describe(`dialect on ${runtime}`, () => {
+    let t: AnyTestApp;
+    let admin: string;
+
+    /** A RuoYi call: HTTP status, the body, and the round trips (Server-Timing). */
+    async function rc(method: string, path: string, opts: { token?: string; body?: unknown } = {}) {
+      const headers: Record<string, string> = {};
+      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+      if (opts.body !== undefined) headers['content-type'] = 'application/json;charset=utf-8';
+      const res = await t.request(PREFIX + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+      const json = (await res.json()) as any;
+      const rt = Number(res.headers.get('server-timing')?.match(/desc="(\d+) rt/)?.[1] ?? NaN);
+      return { status: res.status, json, rt };
+    }
+    /** A call that must succeed (code 200). */
+    async function ok(method: string, path: string, opts: { token?: string; body?: unknown } = {}) {
+      const r = await rc(method, path, opts);
+      if (r.status !== 200 || r.json.code !== 200) {
+        const log = t.logLines.filter((l) => r.json.traceId && l.includes(r.json.traceId)).join('\n');
+        throw new Error(`${method} ${path}: HTTP ${r.status} ${JSON.stringify(r.json)} ${log}`);
+      }
+      return r;
+    }
+    async function login(username: string, password: string) {
+      return (await ok('POST', '/login', { body: { username, password } })).json.token as string;
+    }
+
+    beforeAll(async () => {
+      t = await makeTestApp({ runtime, env: { RUOYI_API_PREFIX: PREFIX } });
+      await applyRuoyiMenuPreset(t.deps);
+      admin = await login('admin', ADMIN_PASSWORD);
+    }, D1_START_MS);
+
+    test('login: HTTP 200 always, failures are code 500 (never 401), the token at the top level', async () => {
+      const cap = await ok('GET', '/captchaImage');
+      expect(cap.json).toMatchObject({ code: 200, captchaEnabled: false });
+      const bad = await rc('POST', '/login', { body: { username: 'admin', password: 'wrong-password-1', code: '', uuid: '' } });
+      expect(bad.status).toBe(200);
+      expect(bad.json).toMatchObject({ code: 500, msg: 'Invalid login name or password' });
+      const empty = await rc('POST', '/login', { body: { password: 'x' } });
+      expect(empty.json.code).toBe(500);
+      expect(empty.json.msg).toMatch(/^username/);
+      expect(typeof admin).toBe('string');
+      // Both attempts are in our login log like any other.
+      expect((await t.rows(`SELECT status FROM login_log WHERE login_name = 'admin' ORDER BY id`)).map((r) => r.status)).toContain('failure');
+    });
+
+    test('session: no token is code 401 in an HTTP 200; logout answers 200 even for a dead token', async () => {
+      const none = await rc('GET', '/getInfo');
+      expect([none.status, none.json.code]).toEqual([200, 401]);
+      const token = await login('admin', ADMIN_PASSWORD);
+      expect((await ok('POST', '/logout', { token })).json.code).toBe(200);
+      expect((await rc('GET', '/getInfo', { token })).json.code).toBe(401);
+      expect((await ok('POST', '/logout', { token })).json.code).toBe(200);
+      expect((await ok('POST', '/logout', { token: 'not.a.token.at-all' })).json.code).toBe(200);
+    });
+
+    test('getInfo and getRouters: RuoYi codes, role keys, the preset sidebar with RuoYi views', async () => {
+      const info = await ok('GET', '/getInfo', { token: admin });
+      expect(info.json.user).toMatchObject({ userId: 1, userName: 'admin', status: '0', admin: true });
+      expect(info.json.roles).toEqual(['admin']);
+      expect(info.json.permissions).toEqual(['*:*:*']);
+      const routes = (await ok('GET', '/getRouters', { token: admin })).json.data as any[];
+      const system = routes.find((r) => r.path === '/system');
+      expect(system).toMatchObject({ name: 'System', component: 'Layout', meta: { title: '系统管理' } });
+      // Hidden routes (our pages RuoYi has no view for) stay out of the sidebar.
+      expect(system.children.filter((c: any) => c.hidden).map((c: any) => c.meta.title).sort()).toEqual(['Backups', 'Files', 'Images']);
+      system.children = system.children.filter((c: any) => !c.hidden);
+      expect(system.children.map((c: any) => [c.name, c.path, c.component])).toEqual([
+        ['User', 'user', 'system/user/index'],
+        ['Role', 'role', 'system/role/index'],
+        ['Menu', 'menu', 'system/menu/index'],
+        ['Dept', 'dept', 'system/dept/index'],
+        ['Log', 'log', 'ParentView'],
+      ]);
+      expect(system.children[4].children.map((c: any) => c.component)).toEqual(['monitor/operlog/index', 'monitor/logininfor/index']);
+      const monitor = routes.find((r) => r.path === '/monitor');
+      expect(monitor.children.map((c: any) => c.component)).toEqual(['monitor/online/index', 'monitor/server/index', 'monitor/cache/index', 'monitor/cache/list']);
+      expect(routes.filter((r) => !r.hidden).map((r) => r.path)).toEqual(['/system', '/monitor']);
+      if (runtime === 'd1') expect(info.rt).toBe(1);
+    });
+
+    test('users: {total, rows}, numeric ids, status strings, the echoed edit keeps optimistic locking', async () => {
+      const org = await t.call('POST', '/app/sysOrg/add', { token: admin, body: { name: 'Sales', code: `sales-${runtime}` } });
+      const deptId = org.data.id as number;
+      await ok('POST', '/system/user', { token: admin, body: { deptId, userName: 'ry_alice', nickName: 'Alice', password: PASSWORD, phonenumber: '', email: '', sex: '1', status: '0', remark: '', postIds: [], roleIds: [] } });
+      const list = await ok('GET', `/system/user/list?pageNum=1&pageSize=10&userName=ry_al&deptId=${deptId}`, { token: admin });
+      expect(list.json).toMatchObject({ code: 200, total: 1 });
+      expect(list.json.data).toBeUndefined();
+      const alice = list.json.rows[0];
+      expect(alice).toMatchObject({ userName: 'ry_alice', nickName: 'Alice', status: '0', deptId, dept: { deptName: 'Sales' } });
+      expect(typeof alice.userId).toBe('number');
+      if (runtime === 'd1') expect(list.rt).toBe(1);
+
+      const form = (await ok('GET', `/system/user/${alice.userId}`, { token: admin })).json;
+      expect(form.roles.some((r: any) => r.roleKey === 'admin')).toBe(true);
+      expect(form.roleIds).toEqual([]);
+      // The whole object comes back, unknown fields and password "" included.
+      const echoed = { ...form.data, nickName: 'Alice B', password: '', postIds: [], roleIds: [] };
+      await ok('PUT', '/system/user', { token: admin, body: echoed });
+      const stale = await rc('PUT', '/system/user', { token: admin, body: { ...echoed, nickName: 'Alice C' } });
+      expect(stale.json.code).toBe(500);
+      expect(stale.json.msg).toMatch(/version/);
+      expect((await t.row(`SELECT nick_name FROM users WHERE id = ?`, alice.userId))!.nick_name).toBe('Alice B');
+
+      await ok('PUT', '/system/user/changeStatus', { token: admin, body: { userId: alice.userId, status: '1' } });
+      expect((await t.row(`SELECT status FROM users WHERE id = ?`, alice.userId))!.status).toBe('disabled');
+      const badStatus = await rc('PUT', '/system/user/changeStatus', { token: admin, body: { userId: alice.userId, status: 'disabled' } });
+      expect(badStatus.json).toMatchObject({ code: 500, msg: "status: must be '0' (normal) or '1' (disabled)" });
+
+      // The op log names our module and action, with the HTTP status our API would have given.
+      const ops = await t.rows(`SELECT module, action, status FROM op_log WHERE path LIKE '/ruoyi/system/user%' ORDER BY id`);
+      expect(ops.map((o) => `${o.module}.${o.action}:${o.status}`)).toEqual(['sysUser.add:200', 'sysUser.edit:200', 'sysUser.edit:409', 'sysUser.changeStatus:200', 'sysUser.changeStatus:400']);
+
+      const bob = await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: 'ry_bob', password: PASSWORD } });
+      await ok('DELETE', `/system/user/${alice.userId},${bob.data.id}`, { token: admin });
+      expect(await t.row(`SELECT id FROM users WHERE login_name IN ('ry_alice', 'ry_bob')`)).toBeNull();
+    });
+
+    test('roles: menus granted with the role, linked-tree keys, data scope 1-5', async () => {
+      const userMenus = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IN ('sys:user:page', 'sys:user:detail')`)).map((r) => r.id);
+      const page = (await t.row<{ id: number }>(`SELECT parent_id AS id FROM menus WHERE permission = 'sys:user:page'`))!.id;
+      await ok('POST', '/system/role', { token: admin, body: { roleName: 'Viewer', roleKey: `viewer_${runtime}`, roleSort: 3, status: '0', menuIds: [page, ...userMenus], deptIds: [], menuCheckStrictly: true, deptCheckStrictly: true, remark: '' } });
+      const list = await ok('GET', `/system/role/list?pageNum=1&pageSize=10&roleKey=viewer_${runtime}`, { token: admin });
+      const role = list.json.rows[0];
+      expect(role).toMatchObject({ roleName: 'Viewer', roleSort: 3, status: '0', dataScope: '5' });
+      const tree = await ok('GET', `/system/menu/roleMenuTreeselect/${role.roleId}`, { token: admin });
+      // The page has more buttons than the two granted: only the buttons are fully checked.
+      expect(tree.json.checkedKeys.sort()).toEqual([...userMenus].sort());
+      expect(tree.json.menus[0]).toHaveProperty('label');
+
+      const detail = (await ok('GET', `/system/role/${role.roleId}`, { token: admin })).json.data;
+      await ok('PUT', '/system/role/dataScope', { token: admin, body: { ...detail, dataScope: '4', deptIds: [] } });
+      expect((await t.row(`SELECT data_scope FROM roles WHERE id = ?`, role.roleId))!.data_scope).toBe('orgAndBelow');
+      await ok('PUT', '/system/role/changeStatus', { token: admin, body: { roleId: role.roleId, status: '1' } });
+      const again = (await ok('GET', `/system/role/${role.roleId}`, { token: admin })).json.data;
+      expect(again).toMatchObject({ status: '1', dataScope: '4' });
+      await ok('DELETE', `/system/role/${role.roleId}`, { token: admin });
+    });
+
+    test('menus and depts: flat lists, RuoYi codes in perms, generated org codes', async () => {
+      const menus = (await ok('GET', '/system/menu/list', { token: admin })).json.data as any[];
+      const add = menus.find((m) => m.perms === 'system:user:add');
+      expect(add).toMatchObject({ menuType: 'F', visible: '0', status: '0' });
+      const userPage = menus.find((m) => m.component === 'system/user/index');
+      await ok('POST', '/system/menu', { token: admin, body: { parentId: userPage.menuId, menuType: 'F', menuName: 'Export', orderNum: 50, perms: 'system:user:export', isFrame: '1', isCache: '0', visible: '0', status: '0' } });
+      expect((await t.row(`SELECT permission FROM menus WHERE title = 'Export'`))!.permission).toBe('sys:user:export');
+
+      await ok('POST', '/system/dept', { token: admin, body: { parentId: 0, deptName: 'HQ', orderNum: 1, leader: 'x', phone: '', email: '', status: '0' } });
+      const hq = await t.row<{ id: number; code: string }>(`SELECT id, code FROM orgs WHERE name = 'HQ'`);
+      expect(hq!.code).toMatch(/^D[0-9A-F]{12}$/);
+      await ok('POST', '/system/dept', { token: admin, body: { parentId: hq!.id, deptName: 'HQ East', orderNum: 1, status: '0' } });
+      const depts = (await ok('GET', '/system/dept/list', { token: admin })).json.data as any[];
+      const east = depts.find((d) => d.deptName === 'HQ East');
+      expect(east).toMatchObject({ parentId: hq!.id, ancestors: `0,${hq!.id}`, status: '0' });
+      expect(depts.find((d) => d.deptId === hq!.id).parentId).toBe(0);
+      const exclude = (await ok('GET', `/system/dept/list/exclude/${hq!.id}`, { token: admin })).json.data as any[];
+      expect(exclude.some((d) => d.deptId === hq!.id || d.deptId === east.deptId)).toBe(false);
+      const got = (await ok('GET', `/system/dept/${east.deptId}`, { token: admin })).json.data;
+      await ok('PUT', '/system/dept', { token: admin, body: { ...got, deptName: 'HQ East 2', children: [] } });
+      expect((await t.row(`SELECT name FROM orgs WHERE id = ?`, east.deptId))!.name).toBe('HQ East 2');
+      // Our rule, not the dialect's: an org with children cannot be deleted.
+      const refused = await rc('DELETE', `/system/dept/${hq!.id}`, { token: admin });
+      expect(refused.json.code).toBe(500);
+      expect(await t.row(`SELECT id FROM orgs WHERE id = ?`, hq!.id)).not.toBeNull();
+    });
+
+    test('a department manager (orgAndBelow) sees their departments and users only, and may not widen a role', async () => {
+      const mk = async (name: string, code: string, parentId = 0) => (await t.call('POST', '/app/sysOrg/add', { token: admin, body: { name, code: `${code}-${runtime}`, parentId } })).data.id as number;
+      const north = await mk('North', 'north');
+      const northA = await mk('North A', 'north-a', north);
+      const south = await mk('South', 'south');
+      const codes = ['sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:org:tree', 'sys:online:page', 'sys:loginLog:page', 'sys:opLog:page', 'sys:role:page', 'sys:role:detail'];
+      const menuIds = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IN (SELECT value FROM json_each(?))`, JSON.stringify(codes))).map((r) => r.id);
+      const role = (await t.call('POST', '/app/sysRole/add', { token: admin, body: { name: 'Manager', code: `mgr_${runtime}`, dataScope: 'orgAndBelow' } })).data.id;
+      await t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role, menuIds } });
+      await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: `mgr_${runtime}`, password: PASSWORD, orgId: north, roleIds: [role] } });
+      await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: `s_${runtime}`, password: PASSWORD, orgId: south } });
+      await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: `na_${runtime}`, password: PASSWORD, orgId: northA } });
+      const mgr = await login(`mgr_${runtime}`, PASSWORD);
+
+      const info = (await ok('GET', '/getInfo', { token: mgr })).json;
+      expect(info.permissions).toContain('system:user:list');
+      expect(info.permissions).not.toContain('*:*:*');
+      const depts = (await ok('GET', '/system/dept/list', { token: mgr })).json.data as any[];
+      expect(depts.map((d) => d.deptName).sort()).toEqual(['North', 'North A']);
+      const users = (await ok('GET', '/system/user/list?pageNum=1&pageSize=50', { token: mgr })).json.rows as any[];
+      expect(users.map((u) => u.userName).sort()).toEqual([`mgr_${runtime}`, `na_${runtime}`]);
+      const routes = JSON.stringify((await ok('GET', '/getRouters', { token: mgr })).json.data);
+      expect(routes).toContain('system/user/index');
+      expect(routes).not.toContain('system/menu/index');
+
+      // Our containment, through the dialect: a user outside their scope is refused with our message.
+      const outside = await rc('POST', '/system/user', { token: mgr, body: { deptId: south, userName: `x_${runtime}`, nickName: 'X', password: PASSWORD, status: '0', roleIds: [] } });
+      expect(outside.json.code).toBe(500);
+      expect(await t.row(`SELECT id FROM users WHERE login_name = ?`, `x_${runtime}`)).toBeNull();
+      // A code they lack: our 403, shown as code 500 with our message.
+      const noCode = await rc('DELETE', '/monitor/operlog/clean', { token: mgr });
+      expect(noCode.json).toMatchObject({ code: 500 });
+      expect(noCode.json.msg).toMatch(/permission/i);
+    });
+
+    test('logs, online and monitors in RuoYi shapes', async () => {
+      const ll = (await ok('GET', '/monitor/logininfor/list?pageNum=1&pageSize=10&orderByColumn=loginTime&isAsc=descending&status=1', { token: admin })).json;
+      expect(ll.total).toBeGreaterThan(0);
+      expect(ll.rows[0]).toMatchObject({ status: '1' });
+      expect(ll.rows[0].loginTime).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+      const ol = (await ok('GET', '/monitor/operlog/list?pageNum=1&pageSize=10&businessType=1', { token: admin })).json;
+      expect(ol.rows.every((r: any) => r.businessType === 1)).toBe(true);
+      expect(ol.rows[0]).toHaveProperty('operParam');
+
+      const other = await login('admin', ADMIN_PASSWORD);
+      const online = (await ok('GET', '/monitor/online/list?userName=admin', { token: admin })).json;
+      const mine = online.rows.find((r: any) => r.tokenId && r.userName === 'admin');
+      expect(typeof mine.loginTime).toBe('number');
+      const jti = (token: string) => JSON.parse(atob(token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))).jti as string;
+      expect(online.rows.some((r: any) => r.tokenId === jti(other))).toBe(true);
+      await ok('DELETE', `/monitor/online/${jti(other)}`, { token: admin });
+      expect((await t.row(`SELECT revoked_at FROM sessions WHERE id = ?`, jti(other)))!.revoked_at).not.toBeNull();
+      expect((await rc('GET', '/getInfo', { token: other })).json.code).toBe(401);
+
+      const server = (await ok('GET', '/monitor/server', { token: admin })).json.data;
+      expect(server).toHaveProperty('cpu.cpuNum');
+      expect(server).toHaveProperty('jvm.name');
+      const cache = (await ok('GET', '/monitor/cache', { token: admin })).json.data;
+      expect(cache.commandStats.map((s: any) => s.name)).toContain('menus');
+    });
+
+    test('documented errors: Java-only areas are 501, unknown paths a code (never an HTTP 404), dicts from the interim map', async () => {
+      const gen = await rc('GET', '/tool/gen/list?pageNum=1', { token: admin });
+      expect([gen.status, gen.json.code]).toEqual([200, 501]);
+      expect(gen.json.msg).toMatch(/Code generation/);
+      const unknown = await rc('GET', '/system/nothing/here', { token: admin });
+      expect([unknown.status, unknown.json.code]).toEqual([200, 500]);
+      const unlock = await rc('GET', '/monitor/logininfor/unlock/admin', { token: admin });
+      expect(unlock.json.code).toBe(501);
+      const dict = (await ok('GET', '/system/dict/data/type/sys_normal_disable', { token: admin })).json.data;
+      expect(dict.map((d: any) => [d.dictValue, d.dictLabel])).toEqual([['0', '正常'], ['1', '停用']]);
+    });
+  });
+}
+
+describe('dialect off by default', () => {
+  test('without RUOYI_API_PREFIX nothing answers under /ruoyi', async () => {
+    const t = await makeTestApp();
+    const r = await t.request('/ruoyi/getInfo', { method: 'GET' });
+    expect(r.status).toBe(404);
+  });
+});
