@@ -13,6 +13,7 @@ import { diskStorageProbe } from '../adapters/server/storage.ts';
 import { serverBackupArchives } from '../adapters/server/backup-archive.ts';
 import { createLifecycle } from '../core/readiness.ts';
 import { bootstrapAdmin } from '../modules/users/index.ts';
+import { applyRuoyiMenuPreset } from '../compat/ruoyi/index.ts';
 import { cleanup } from '../modules/maintenance/index.ts';
 import { failInterruptedBackups, scheduledBackup } from '../modules/backups/index.ts';
 import { installShutdown } from './shutdown.ts';
@@ -72,6 +73,11 @@ async function bootstrap(deps: Deps) {
       );
     } else if (admin.created) {
       log.log('info', 'administrator created from ADMIN_PASSWORD', { loginName: config.ADMIN_LOGIN_NAME });
+    }
+    // The first start (it created the administrator): the menus as RuoYi-Vue3 expects them.
+    if (admin.created && config.MENU_PRESET === 'ruoyi') {
+      await applyRuoyiMenuPreset(deps);
+      log.log('info', 'menu preset applied', { preset: 'ruoyi' });
     }
   } catch (e) {
     fail(`Invalid configuration: ${(e as Error).message}`);
