@@ -1,0 +1,359 @@
+// RuoYi-Vue3, unmodified but for its dev proxy's target, in headless Chromium against our Bun
+// server's RuoYi dialect (issue 28, docs/ruoyi.md): every page of 系统管理 and 系统监控 and the
+// profile page, as the super admin and as a department manager whose role has data scope
+// orgAndBelow. Each list must show our data (the manager only their departments' users); one add,
+// edit, status switch and delete per page that has them, through the page's own dialogs; a forced
+// logout; and no failing call or console error but the documented ones.
+// Run alone: `npx bun test test/browser/ruoyi-pages.test.ts` (the first run installs the client's
+// dependencies from npm: minutes; later runs reuse them). Screenshots, the recorded calls and the
+// timings go to test-output/ruoyi/ (or RUOYI_OUTPUT_DIR).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { ADMIN_PASSWORD, OUTPUT_DIR, hasChromium, inChromium, launchChromium, startApi, type RunningApi } from './support.ts';
+import { RUOYI_TARBALL, changedClientFiles, fileSize, hasRuoyiTarball, openRecordedPage, startRuoyiClient, type RuoyiCall, type RuoyiClient } from './support/ruoyi-client.ts';
+
+const PREFIX = '/ruoyi';
+const OUT = process.env.RUOYI_OUTPUT_DIR ?? join(OUTPUT_DIR, 'ruoyi');
+const PASSWORD = 'Ruoyi-Pages-42'; // RuoYi's forms take 6-20 characters
+const ready = hasChromium && hasRuoyiTarball;
+const title = hasRuoyiTarball ? inChromium('RuoYi-Vue3 pages') : `RuoYi-Vue3 pages (skipped: ${RUOYI_TARBALL} is missing; set RUOYI_TARBALL)`;
+if (!ready) console.log(`[ruoyi-pages] ${title}`);
+
+let api: RunningApi;
+let client: RuoyiClient;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let admin: string;
+const t0 = Date.now();
+const timings: Record<string, number | boolean> = {};
+const ids: Record<string, number> = {};
+
+async function must(method: string, path: string, body?: unknown, token = admin) {
+  const r = await api.call(method, path, body, token);
+  if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${r.json.msg}`);
+  return r.json.data;
+}
+
+beforeAll(async () => {
+  if (!ready) return;
+  mkdirSync(OUT, { recursive: true });
+  let t = Date.now();
+  api = await startApi({ RUOYI_API_PREFIX: PREFIX, CAPTCHA_ENABLED: 'false', MENU_PRESET: 'ruoyi', LOG_REQUESTS: 'true', LOG_LEVEL: 'info' }, { keepOutput: true });
+  timings.apiStartMs = Date.now() - t;
+  t = Date.now();
+  [client, browser] = await Promise.all([startRuoyiClient({ baseUrl: api.url + PREFIX }), launchChromium()]);
+  timings.clientReadyMs = Date.now() - t;
+  Object.assign(timings, client.timings);
+
+  // Our data, through our own API: two regions, a manager of North (scope orgAndBelow), users in
+  // North A and in South; the admin's profile fields RuoYi's profile form requires.
+  admin = await api.login();
+  ids.north = (await must('POST', '/app/sysOrg/add', { name: '华北区', code: 'north' })).id;
+  ids.northA = (await must('POST', '/app/sysOrg/add', { name: '华北一部', code: 'north-a', parentId: ids.north })).id;
+  ids.south = (await must('POST', '/app/sysOrg/add', { name: '华南区', code: 'south' })).id;
+  const codes = ['sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:user:edit', 'sys:user:changeStatus', 'sys:user:delete', 'sys:user:ownRole',
+    'sys:org:tree', 'sys:org:detail', 'sys:org:add', 'sys:org:edit', 'sys:org:delete', 'sys:role:list',
+    'sys:online:page', 'sys:online:forceLogout', 'sys:loginLog:page', 'sys:opLog:page', 'sys:monitor:server', 'sys:monitor:cache'];
+  const menus = (await must('GET', '/app/sysMenu/tree')) as any[];
+  const flat: any[] = [];
+  const walk = (ms: any[]) => ms.forEach((m) => (flat.push(m), walk(m.children)));
+  walk(menus);
+  const granted = flat.filter((m) => codes.includes(m.permission)).map((m) => m.id);
+  const role = await must('POST', '/app/sysRole/add', { name: '部门经理', code: 'deptManager', dataScope: 'orgAndBelow' });
+  await must('POST', '/app/sysRole/grantMenu', { roleId: role.id, menuIds: granted });
+  await must('POST', '/app/sysUser/add', { loginName: 'manager', nickName: '华北经理', password: PASSWORD, orgId: ids.north, roleIds: [role.id] });
+  await must('POST', '/app/sysUser/add', { loginName: 'north_a1', nickName: '华北一号', password: PASSWORD, orgId: ids.northA });
+  await must('POST', '/app/sysUser/add', { loginName: 'south_1', nickName: '华南一号', password: PASSWORD, orgId: ids.south });
+  await must('POST', '/app/sysLoginUser/updateInfo', { phone: '13800138000', email: 'admin@example.com' });
+  console.log(`[ruoyi-pages] client ${client.url} -> ${client.baseUrl}; install ${client.install.cold ? 'cold' : 'warm'} ${client.install.ms} ms; vite ready in ${client.timings.devServerStartMs} ms`);
+}, 20 * 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await client?.stop();
+  await api?.stop();
+  if (ready) {
+    timings.totalMs = Date.now() - t0;
+    writeFileSync(join(OUT, 'timings.json'), JSON.stringify(timings, null, 2));
+    if (client) writeFileSync(join(OUT, 'vite.log'), client.output());
+    console.log(`[ruoyi-pages] ${JSON.stringify(timings)}; output in ${OUT}`);
+  }
+}, 60_000);
+
+/** What a page of the client does, and the helpers that drive Element Plus the way a user does. */
+function driver(page: Page, shots: string) {
+  const dialog = () => page.locator('.el-dialog:visible').last();
+  return {
+    async open(path: string, waitFor: string) {
+      await page.goto(`${client.url}${path}`);
+      await page.waitForSelector(waitFor, { state: 'visible' });
+      await page.waitForLoadState('networkidle');
+    },
+    async shot(name: string) {
+      const file = join(OUT, `${shots}-${name}.png`);
+      await page.screenshot({ path: file, fullPage: false });
+      expect(fileSize(file)).toBeGreaterThan(5_000);
+    },
+    row: (text: string) => page.locator('.el-table__body-wrapper .el-table__row', { hasText: text }).first(),
+    dialog,
+    async fill(placeholder: string, value: string) {
+      await dialog().getByPlaceholder(placeholder, { exact: true }).fill(value);
+    },
+    /** Clicks the dialog's 确 定 and waits for RuoYi's success toast. */
+    async submit(success: string) {
+      await dialog().locator('.el-dialog__footer button', { hasText: '确 定' }).click();
+      await page.locator('.el-message--success', { hasText: success }).first().waitFor({ state: 'visible' });
+      await page.waitForLoadState('networkidle');
+    },
+    /** Confirms RuoYi's message box and waits for the success toast. */
+    async confirm(success: string) {
+      await page.locator('.el-message-box .el-message-box__btns .el-button--primary').click();
+      await page.locator('.el-message--success', { hasText: success }).first().waitFor({ state: 'visible' });
+      await page.waitForLoadState('networkidle');
+    },
+    async toolbar(label: string) {
+      await page.locator('.mb8 button', { hasText: label }).first().click();
+    },
+    async select(text: string) {
+      await page.locator('.el-table__body-wrapper .el-table__row', { hasText: text }).first().locator('.el-checkbox').first().click();
+    },
+    /** The visible text of a table's rows. */
+    async rows() {
+      return page.locator('.el-table__body-wrapper .el-table__row').allInnerTexts();
+    },
+  };
+}
+
+async function loginAs(page: Page, name: string, password: string) {
+  await page.goto(`${client.url}/login`);
+  await page.locator('.login-form input[placeholder="账号"]').fill(name);
+  await page.locator('.login-form input[placeholder="密码"]').fill(password);
+  await page.locator('.login-form button').click();
+  await page.waitForURL((u) => !u.pathname.startsWith('/login'));
+  await page.waitForSelector('.sidebar-container .el-menu', { state: 'visible' });
+}
+
+/** The calls that did not end as code 200 (or a binary), except the ones `allowed` names. */
+function failedCalls(calls: RuoyiCall[], allowed: RegExp[] = []) {
+  return calls
+    .filter((c) => c.failure || c.status !== 200 || (c.body && !/"code":200[,}]/.test(c.body)))
+    .map((c) => `${c.method} ${c.path} -> ${c.status} ${c.failure ?? c.body?.slice(0, 160)}`)
+    .filter((line) => !allowed.some((a) => a.test(line)));
+}
+
+describe.skipIf(!ready)(title, () => {
+  test('the super admin: every page shows our data, and each one\'s add, edit, switch and delete work', async () => {
+    const { page, calls, consoleErrors, pageErrors, assetFailures, settled } = await openRecordedPage(browser.context, client);
+    page.setDefaultTimeout(45_000);
+    const d = driver(page, 'admin');
+    const dump = async () => {
+      await settled();
+      writeFileSync(join(OUT, 'admin-calls.json'), JSON.stringify({ calls, consoleErrors, pageErrors, assetFailures }, null, 2));
+    };
+    try {
+    let t = Date.now();
+    await loginAs(page, 'admin', ADMIN_PASSWORD);
+    timings.adminLoginMs = Date.now() - t;
+    await d.shot('index');
+    const sidebar = await page.locator('.sidebar-container').innerText();
+    for (const item of ['系统管理', '系统监控']) expect(sidebar).toContain(item);
+
+    // 用户管理
+    t = Date.now();
+    await d.open('/system/user', '.el-table__row');
+    expect((await d.rows()).join('\n')).toContain('south_1');
+    await d.toolbar('新增');
+    await d.fill('请输入用户昵称', '界面用户');
+    await d.fill('请输入用户名称', 'ui_user');
+    await d.fill('请输入用户密码', PASSWORD);
+    await d.submit('新增成功');
+    expect(await d.row('ui_user').innerText()).toContain('界面用户');
+    await d.select('ui_user');
+    await d.toolbar('修改');
+    await d.fill('请输入用户昵称', '界面用户二');
+    await d.submit('修改成功');
+    await d.row('ui_user').locator('.el-switch').click();
+    await d.confirm('停用成功');
+    await d.shot('user');
+    await d.select('ui_user');
+    await d.toolbar('删除');
+    await d.confirm('删除成功');
+    expect((await d.rows()).join('\n')).not.toContain('ui_user');
+    timings.userPageMs = Date.now() - t;
+
+    // 角色管理
+    t = Date.now();
+    await d.open('/system/role', '.el-table__row');
+    expect((await d.rows()).join('\n')).toContain('deptManager');
+    await d.toolbar('新增');
+    await d.fill('请输入角色名称', '界面角色');
+    await d.fill('请输入权限字符', 'uiRole');
+    await d.submit('新增成功');
+    await d.select('uiRole');
+    await d.toolbar('修改');
+    await d.fill('请输入角色名称', '界面角色二');
+    await d.submit('修改成功');
+    await d.row('uiRole').locator('.el-switch').click();
+    await d.confirm('停用成功');
+    await d.shot('role');
+    await d.select('uiRole');
+    await d.toolbar('删除');
+    await d.confirm('删除成功');
+    timings.rolePageMs = Date.now() - t;
+
+    // 部门管理 (our organisations: flat list, tree built by the page)
+    t = Date.now();
+    await d.open('/system/dept', '.el-table__row');
+    expect((await d.rows()).join('\n')).toContain('华北一部');
+    await d.row('华南区').locator('button', { hasText: '新增' }).click();
+    await d.fill('请输入部门名称', '华南二部');
+    await d.submit('新增成功');
+    await d.row('华南二部').locator('button', { hasText: '修改' }).click();
+    await d.fill('请输入部门名称', '华南三部');
+    await d.submit('修改成功');
+    await d.shot('dept');
+    await d.row('华南三部').locator('button', { hasText: '删除' }).click();
+    await d.confirm('删除成功');
+    timings.deptPageMs = Date.now() - t;
+
+    // 菜单管理
+    t = Date.now();
+    await d.open('/system/menu', '.el-table__row');
+    expect((await d.rows()).join('\n')).toContain('用户管理');
+    await d.row('系统监控').locator('button', { hasText: '新增' }).click();
+    await d.fill('请输入菜单名称', '界面目录');
+    await d.fill('请输入路由地址', 'uidir');
+    await d.dialog().locator('.el-input-number input').first().fill('9');
+    await d.submit('新增成功');
+    // The tree starts folded: search for it (the page then lists the matches flat).
+    await page.locator('.el-form').first().getByPlaceholder('请输入菜单名称').fill('界面目录');
+    await page.locator('.el-form').first().locator('button', { hasText: '搜索' }).click();
+    await page.waitForLoadState('networkidle');
+    await d.row('界面目录').locator('button', { hasText: '修改' }).click();
+    await d.fill('请输入菜单名称', '界面目录二');
+    await d.submit('修改成功');
+    await d.shot('menu');
+    await d.row('界面目录二').locator('button', { hasText: '删除' }).click();
+    await d.confirm('删除成功');
+    timings.menuPageMs = Date.now() - t;
+
+    // 日志管理: our op-log rows of what was just done, and the login log.
+    t = Date.now();
+    await d.open('/system/log/operlog', '.el-table__row');
+    expect((await d.rows()).join('\n')).toMatch(/sysMenu[\s\S]*删除/);
+    await d.shot('operlog');
+    await d.open('/system/log/logininfor', '.el-table__row');
+    expect((await d.rows()).join('\n')).toContain('admin');
+    await d.select('manager');
+    await d.toolbar('删除');
+    await d.confirm('删除成功');
+    await d.shot('logininfor');
+
+    // 系统监控: online users (a second session of the manager, forced out), server and caches.
+    const victim = await api.call('POST', '/auth/login', { loginName: 'manager', password: PASSWORD });
+    await d.open('/monitor/online', '.el-table__row');
+    expect((await d.rows()).join('\n')).toContain('manager');
+    await d.shot('online');
+    await d.row('manager').locator('button', { hasText: '强退' }).click();
+    await d.confirm('删除成功');
+    expect((await api.call('GET', '/app/sysLoginUser/getLoginUserInformation', undefined, victim.json.data.token)).status).toBe(401);
+    await d.open('/monitor/server', '.el-card');
+    await page.waitForSelector('.el-loading-mask', { state: 'detached' }).catch(() => undefined);
+    expect(await page.locator('.app-container').innerText()).toMatch(/Bun/);
+    await d.shot('server');
+    await d.open('/monitor/cache', '.el-card');
+    await d.shot('cache');
+    await d.open('/monitor/cacheList', '.el-table__row');
+    expect((await d.rows()).join('\n')).toContain('menus');
+    await d.shot('cachelist');
+
+    // 个人中心
+    await d.open('/user/profile', '.el-form');
+    await page.locator('.el-form').getByPlaceholder('请输入用户昵称').or(page.locator('.el-form input').first()).first().fill('超级管理员');
+    await page.locator('.el-form button', { hasText: '保存' }).click();
+    await page.locator('.el-message--success', { hasText: '修改成功' }).first().waitFor({ state: 'visible' });
+    await d.shot('profile');
+    timings.monitorAndProfileMs = Date.now() - t;
+    } catch (e) {
+      await page.screenshot({ path: join(OUT, 'admin-failed.png') }).catch(() => undefined);
+      throw e;
+    } finally {
+      await dump();
+    }
+    expect(failedCalls(calls)).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    expect(assetFailures).toEqual([]);
+    // The calls reached our server under the prefix and were answered by it.
+    expect(calls.every((c) => /^[0-9a-f]{32}$/.test(c.traceId ?? ''))).toBe(true);
+    const ops = api.output().map((l) => JSON.parse(l)).filter((e) => e.msg === 'request' && e.path?.startsWith(`${PREFIX}/`));
+    expect(ops.length).toBeGreaterThan(20);
+    await page.close();
+  }, 300_000);
+
+  test('the department manager (orgAndBelow) sees their departments and users only', async () => {
+    const { page, calls, consoleErrors, pageErrors, settled } = await openRecordedPage(browser.context, client);
+    page.setDefaultTimeout(45_000);
+    await page.context().clearCookies();
+    const d = driver(page, 'manager');
+    try {
+    await loginAs(page, 'manager', PASSWORD);
+    // The manager's routes: the pages their role grants, not the menu page.
+    await settled();
+    const routes = calls.find((c) => c.path === '/getRouters')?.body ?? '';
+    expect(routes).toContain('system/user/index');
+    expect(routes).not.toContain('system/menu/index');
+
+    await d.open('/system/user', '.el-table__row');
+    const users = (await d.rows()).join('\n');
+    expect(users).toContain('north_a1');
+    expect(users).not.toContain('south_1');
+    expect(users).not.toContain('admin');
+    await d.toolbar('新增');
+    await d.fill('请输入用户昵称', '经理的人');
+    await d.fill('请输入用户名称', 'mgr_user');
+    await d.fill('请输入用户密码', PASSWORD);
+    await d.dialog().locator('.el-form-item', { hasText: '归属部门' }).locator('.el-select__wrapper').first().click();
+    // The picker's tree starts folded: the manager's own department is its root.
+    await page.locator('.el-tree-select__popper .el-tree-node__content', { hasText: '华北区' }).first().click();
+    await d.submit('新增成功');
+    await d.select('mgr_user');
+    await d.toolbar('修改');
+    await d.fill('请输入用户昵称', '经理的人二');
+    await d.submit('修改成功');
+    await d.row('mgr_user').locator('.el-switch').click();
+    await d.confirm('停用成功');
+    await d.shot('user');
+    await d.select('mgr_user');
+    await d.toolbar('删除');
+    await d.confirm('删除成功');
+
+    await d.open('/system/dept', '.el-table__row');
+    const depts = (await d.rows()).join('\n');
+    expect(depts).toContain('华北一部');
+    expect(depts).not.toContain('华南区');
+    await d.shot('dept');
+    for (const [path, wait, name] of [['/system/log/operlog', '.el-table', 'operlog'], ['/system/log/logininfor', '.el-table', 'logininfor'], ['/monitor/online', '.el-table', 'online'], ['/monitor/server', '.el-card', 'server'], ['/monitor/cache', '.el-card', 'cache'], ['/user/profile', '.el-form', 'profile']] as const) {
+      await d.open(path, wait);
+      await d.shot(name);
+    }
+    // The manager's op-log page lists their own operations only (their scope), not the admin's.
+    await d.open('/system/log/operlog', '.el-table__row');
+    const ops = (await d.rows()).join('\n');
+    expect(ops).toContain('manager');
+    expect(ops).not.toContain('admin');
+    } catch (e) {
+      await page.screenshot({ path: join(OUT, 'manager-failed.png') }).catch(() => undefined);
+      throw e;
+    }
+
+    await settled();
+    writeFileSync(join(OUT, 'manager-calls.json'), JSON.stringify({ calls, consoleErrors, pageErrors }, null, 2));
+    expect(failedCalls(calls)).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    expect(await changedClientFiles(client.appDir)).toEqual(['vite.config.js']);
+    await page.close();
+  }, 300_000);
+});
