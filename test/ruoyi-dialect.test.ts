@@ -316,6 +316,44 @@ for (const runtime of RUNTIMES) {
       expect(cache.commandStats.map((s: any) => s.name)).toContain('menus');
     });
 
+    test.skipIf(runtime !== 'd1')('round trips on D1: one per plain read, as ours; the combined RuoYi calls say what they cost', async () => {
+      const userId = (await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: 'rt_user', password: PASSWORD } })).data.id;
+      const roleId = (await t.row<{ id: number }>(`SELECT id FROM roles ORDER BY id DESC LIMIT 1`))!.id;
+      const trips: Record<string, number> = {};
+      for (const path of ['/getInfo', '/getRouters', '/system/user/list?pageNum=1&pageSize=10', '/system/role/list?pageNum=1&pageSize=10', '/system/menu/list', '/system/dept/list',
+        '/monitor/online/list', '/monitor/logininfor/list?pageNum=1&pageSize=10', '/monitor/operlog/list?pageNum=1&pageSize=10', `/system/role/${roleId}`, '/system/user/deptTree',
+        `/system/user/${userId}`, `/system/user/authRole/${userId}`, `/system/menu/roleMenuTreeselect/${roleId}`, `/system/role/deptTree/${roleId}`]) {
+        trips[path.replace(/\?.*/, '').replace(/\/\d+$/, '/{id}')] = (await ok('GET', path, { token: admin })).rt;
+      }
+      trips['PUT /system/user/changeStatus'] = (await ok('PUT', '/system/user/changeStatus', { token: admin, body: { userId, status: '1' } })).rt;
+      const form = (await ok('GET', `/system/user/${userId}`, { token: admin })).json.data;
+      trips['PUT /system/user'] = (await ok('PUT', '/system/user', { token: admin, body: { ...form, nickName: 'RT' } })).rt;
+      expect(trips).toEqual({
+        '/getInfo': 1,
+        '/getRouters': 1,
+        '/system/user/list': 1,
+        '/system/role/list': 1,
+        '/system/menu/list': 1,
+        '/system/dept/list': 1,
+        '/monitor/online/list': 1,
+        '/monitor/logininfor/list': 1,
+        '/monitor/operlog/list': 1,
+        '/system/role/{id}': 1,
+        '/system/user/deptTree': 1,
+        // Our detail, the role picker and the user's role ids: three of our reads, sent together;
+        // the first carries the caller's auth, the other two follow its verdict side by side
+        // (the meter counts calls in flight together as one round trip).
+        '/system/user/{id}': 2,
+        '/system/user/authRole/{id}': 2,
+        '/system/menu/roleMenuTreeselect/{id}': 2,
+        '/system/role/deptTree/{id}': 2,
+        // Our write, as sysUser/changeStatus: judged, then one batch.
+        'PUT /system/user/changeStatus': 2,
+        // The stored user and its roles (to send only what changed), then our edit's batch.
+        'PUT /system/user': 3,
+      });
+    });
+
     test('documented errors: Java-only areas are 501, unknown paths a code (never an HTTP 404), dicts from the interim map', async () => {
       const gen = await rc('GET', '/tool/gen/list?pageNum=1', { token: admin });
       expect([gen.status, gen.json.code]).toEqual([200, 501]);
