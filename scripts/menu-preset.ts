@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { parseConfig } from '../src/config.ts';
 import { bunSqliteBinding, openSqlite } from '../src/adapters/bun/sqlite.ts';
 import { applyRuoyiMenuPreset, ruoyiMenuPresetSql } from '../src/compat/ruoyi/index.ts';
+import { readEach } from '../src/core/ports.ts';
 
 const [preset, flag] = process.argv.slice(2);
 if (preset !== 'ruoyi' || (flag !== undefined && flag !== '--sql')) {
@@ -30,6 +31,6 @@ if (!existsSync(config.DATABASE_PATH)) {
 }
 const sqlite = openSqlite(config.DATABASE_PATH, { busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS });
 const binding = bunSqliteBinding(sqlite);
-await applyRuoyiMenuPreset({ read: binding.read, atomic: binding.atomic });
+await applyRuoyiMenuPreset({ read: binding.read, readMany: readEach(binding.read), atomic: binding.atomic });
 sqlite.close();
 console.log(`RuoYi menu preset applied to ${config.DATABASE_PATH}`);

@@ -260,7 +260,7 @@ for (const runtime of RUNTIMES) {
       const north = await mk('North', 'north');
       const northA = await mk('North A', 'north-a', north);
       const south = await mk('South', 'south');
-      const codes = ['sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:org:tree', 'sys:online:page', 'sys:loginLog:page', 'sys:opLog:page', 'sys:role:page', 'sys:role:detail'];
+      const codes = ['sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:user:edit', 'sys:user:ownRole', 'sys:role:list', 'sys:org:tree', 'sys:online:page', 'sys:loginLog:page', 'sys:opLog:page', 'sys:role:page', 'sys:role:detail'];
       const menuIds = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IN (SELECT value FROM json_each(?))`, JSON.stringify(codes))).map((r) => r.id);
       const role = (await t.call('POST', '/app/sysRole/add', { token: admin, body: { name: 'Manager', code: `mgr_${runtime}`, dataScope: 'orgAndBelow' } })).data.id;
       await t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role, menuIds } });
@@ -284,6 +284,13 @@ for (const runtime of RUNTIMES) {
       const outside = await rc('POST', '/system/user', { token: mgr, body: { deptId: south, userName: `x_${runtime}`, nickName: 'X', password: PASSWORD, status: '0', roleIds: [] } });
       expect(outside.json.code).toBe(500);
       expect(await t.row(`SELECT id FROM users WHERE login_name = ?`, `x_${runtime}`)).toBeNull();
+      // RuoYi's edit sends the whole user back, status and roles included: only what changed goes
+      // into our edit, so a manager without sys:user:changeStatus or sys:user:grantRole may rename.
+      const na = users.find((u) => u.userName === `na_${runtime}`);
+      const form = (await ok('GET', `/system/user/${na.userId}`, { token: mgr })).json;
+      await ok('PUT', '/system/user', { token: mgr, body: { ...form.data, nickName: 'Renamed', roleIds: form.roleIds, postIds: [] } });
+      const flip = await rc('PUT', '/system/user', { token: mgr, body: { ...form.data, version: form.data.version + 1, status: '1', roleIds: form.roleIds } });
+      expect(flip.json.msg).toMatch(/sys:user:changeStatus/);
       // A code they lack: our 403, shown as code 500 with our message.
       const noCode = await rc('DELETE', '/monitor/operlog/clean', { token: mgr });
       expect(noCode.json).toMatchObject({ code: 500 });
@@ -367,6 +374,19 @@ for (const runtime of RUNTIMES) {
     });
   });
 }
+
+describe('captcha on', () => {
+  test('the captcha is refused with the reason (RuoYi needs a raster image), and a login without one is code 500', async () => {
+    const t = await makeTestApp({ env: { RUOYI_API_PREFIX: PREFIX, CAPTCHA_ENABLED: 'true' } });
+    const cap = await t.request(`${PREFIX}/captchaImage`, { method: 'GET' });
+    expect(cap.status).toBe(200);
+    const body = (await cap.json()) as any;
+    expect(body.code).toBe(501);
+    expect(body.msg).toContain('CAPTCHA_ENABLED=false');
+    const login = await t.request(`${PREFIX}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
+    expect(((await login.json()) as any).code).toBe(500);
+  });
+});
 
 describe('dialect off by default', () => {
   test('without RUOYI_API_PREFIX nothing answers under /ruoyi', async () => {

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { AppError, badRequest } from '../../core/errors.ts';
 import { clientInfo } from '../../http/client.ts';
 import { describeZodError } from '../../http/errors.ts';
-import { issueCaptcha, login, loginLogRow, LoginRequest, logout } from '../../modules/auth/index.ts';
+import { login, loginLogRow, LoginRequest, logout } from '../../modules/auth/index.ts';
 import { loginUserInformation } from '../../modules/login-user/index.ts';
 import { ruoyiCodes } from './codes.ts';
 import { read } from './guard.ts';
@@ -25,8 +25,6 @@ export const loginRoutes = new Hono()
   .get('/captchaImage', async (c) => {
     const deps = c.get('deps');
     if (!deps.config.CAPTCHA_ENABLED) return ajax(c, { captchaEnabled: false });
-    // Counted like ours (the per-address issuance limit), then refused: see CAPTCHA_RASTER_MSG.
-    await issueCaptcha(deps, c.get('run'), c.get('client').ip);
     throw new AppError('NOT_IMPLEMENTED', CAPTCHA_RASTER_MSG);
   })
   .post('/login', async (c) => {

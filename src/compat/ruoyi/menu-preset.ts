@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery } from 'kysely';
-import { readEach, type DbPorts } from '../../core/ports.ts';
+import type { DbPorts } from '../../core/ports.ts';
 import { qb } from '../../db/compile.ts';
 import { resultsOf } from '../../db/plan.ts';
 import { Runner } from '../../db/runner.ts';
@@ -75,9 +75,8 @@ export function ruoyiMenuPresetStatements(): CompiledQuery[] {
 }
 
 /** Applies the preset in one atomic batch (a transaction on Bun, a D1 batch on Workers). */
-export async function applyRuoyiMenuPreset(deps: Pick<DbPorts, 'read' | 'atomic'> & Partial<DbPorts>): Promise<void> {
-  deps = { readMany: readEach(deps.read), ...deps };
-  await new Runner(deps as DbPorts).write(resultsOf(ruoyiMenuPresetStatements()));
+export async function applyRuoyiMenuPreset(deps: DbPorts): Promise<void> {
+  await new Runner(deps).write(resultsOf(ruoyiMenuPresetStatements()));
 }
 
 /** The preset as SQL text, for `wrangler d1 execute --file` on a D1 database. */

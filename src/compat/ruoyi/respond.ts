@@ -56,7 +56,7 @@ export function ruoyiAnswers(prefix: string, loginLike: ReadonlySet<string>): Mi
       if (typeof body.traceId === 'string') traceId = body.traceId;
     }
     const path = c.req.path.slice(prefix.length);
-    const code = loginLike.has(path) ? 500 : ruoyiCode(res.status);
+    const code = loginLike.has(path) && res.status === 401 ? 500 : ruoyiCode(res.status);
     const retry = res.headers.get('retry-after');
     c.res = undefined as unknown as Response;
     c.res = c.json({ code, msg, ...(traceId ? { traceId } : {}) }, 200, retry ? { 'Retry-After': retry } : {});
