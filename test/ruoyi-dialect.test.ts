@@ -260,7 +260,7 @@ for (const runtime of RUNTIMES) {
       const north = await mk('North', 'north');
       const northA = await mk('North A', 'north-a', north);
       const south = await mk('South', 'south');
-      const codes = ['sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:user:edit', 'sys:user:ownRole', 'sys:role:list', 'sys:org:tree', 'sys:online:page', 'sys:loginLog:page', 'sys:opLog:page', 'sys:role:page', 'sys:role:detail'];
+      const codes = ['sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:user:edit', 'sys:user:ownRole', 'sys:role:list', 'sys:role:add', 'sys:org:tree', 'sys:org:detail', 'sys:org:edit', 'sys:online:page', 'sys:loginLog:page', 'sys:opLog:page', 'sys:role:page', 'sys:role:detail'];
       const menuIds = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IN (SELECT value FROM json_each(?))`, JSON.stringify(codes))).map((r) => r.id);
       const role = (await t.call('POST', '/app/sysRole/add', { token: admin, body: { name: 'Manager', code: `mgr_${runtime}`, dataScope: 'orgAndBelow' } })).data.id;
       await t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role, menuIds } });
@@ -291,6 +291,17 @@ for (const runtime of RUNTIMES) {
       await ok('PUT', '/system/user', { token: mgr, body: { ...form.data, nickName: 'Renamed', roleIds: form.roleIds, postIds: [] } });
       const flip = await rc('PUT', '/system/user', { token: mgr, body: { ...form.data, version: form.data.version + 1, status: '1', roleIds: form.roleIds } });
       expect(flip.json.msg).toMatch(/sys:user:changeStatus/);
+      // Their own top department, echoed back with its parent (0, outside their scope): a rename
+      // is not a move, so our move rule (the new parent in scope) does not apply.
+      const top = (await ok('GET', `/system/dept/${north}`, { token: mgr })).json.data;
+      await ok('PUT', '/system/dept', { token: mgr, body: { ...top, deptName: 'North HQ' } });
+      expect((await t.row(`SELECT name FROM orgs WHERE id = ?`, north))!.name).toBe('North HQ');
+      // A role with menus is two of our operations: the second one's code (sys:role:grantMenu) is
+      // checked before anything is written.
+      const held = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission = 'sys:user:page'`)).map((r) => r.id);
+      const withMenus = await rc('POST', '/system/role', { token: mgr, body: { roleName: 'Sub', roleKey: `sub_${runtime}`, roleSort: 1, status: '0', menuIds: held } });
+      expect(withMenus.json.msg).toMatch(/sys:role:grantMenu/);
+      expect(await t.row(`SELECT id FROM roles WHERE code = ?`, `sub_${runtime}`)).toBeNull();
       // A code they lack: our 403, shown as code 500 with our message.
       const noCode = await rc('DELETE', '/monitor/operlog/clean', { token: mgr });
       expect(noCode.json).toMatchObject({ code: 500 });

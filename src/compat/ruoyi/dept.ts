@@ -77,11 +77,8 @@ export const deptRoutes = new Hono()
     const b = await body(c);
     if (typeof b.version !== 'number') throw badRequest('version: missing; reload the department and try again');
     const id = idOf(b.deptId, 'deptId');
-    const fields = deptFields(b);
-    // The parent goes in only when it changed: ours treats a parent as a move, whose rules (the new
-    // parent in the caller's scope) a department manager editing their own top department would fail.
-    if (fields.parentId !== undefined && fields.parentId === (await orgDetail(c.get('run'), id)).parentId) delete fields.parentId;
-    const input = parsed(OrgEditRequest, { ...fields, id, version: b.version });
+    // The echoed parent goes in as it is: ours applies the move rules only when it differs.
+    const input = parsed(OrgEditRequest, { ...deptFields(b), id, version: b.version });
     c.set('opParams', input);
     await editOrg(c.get('deps'), c.get('run'), input);
     return ajax(c);
