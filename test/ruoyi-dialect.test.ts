@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { ADMIN_PASSWORD, D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { applyRuoyiMenuPreset, ruoyiMenuPresetSql } from '../src/compat/ruoyi/index.ts';
 import { ALL_RUOYI, CODE_PAIRS, ourCode, ruoyiCode, ruoyiCodes } from '../src/compat/ruoyi/codes.ts';
-import { fromRuoyiStatus, idListOf, pageOf, ruoyiTime, toRuoyiStatus } from '../src/compat/ruoyi/values.ts';
+import { changedFrom, fromRuoyiStatus, idListOf, pageOf, ruoyiTime, toRuoyiStatus } from '../src/compat/ruoyi/values.ts';
 import { fullyCheckedKeys, topmostFullyChecked, withDescendants } from '../src/compat/ruoyi/trees.ts';
 import { ruoyiCode as answerCode } from '../src/compat/ruoyi/respond.ts';
 import { generatedOrgCode } from '../src/compat/ruoyi/dept.ts';
@@ -45,6 +45,12 @@ describe('mappings', () => {
     expect(() => pageOf({ pageNum: '-1' })).toThrow(/pageNum/);
     expect(ruoyiTime('2026-11-22T02:07:13.123Z')).toBe('2026-11-22 02:07:13');
     expect(ruoyiTime(null)).toBeNull();
+  });
+
+  test('echoed edits: only the fields that differ from the stored record; null and "" are both none', () => {
+    expect(changedFrom({ nickName: 'A', email: null, remark: '', orgId: 3 }, { nickName: 'A', email: '', remark: null, orgId: 4, phone: '1' })).toEqual({ orgId: 3 });
+    expect(changedFrom({ email: 'a@b.c' }, { email: null })).toEqual({ email: 'a@b.c' });
+    expect(changedFrom({ remark: null }, { remark: 'x' })).toEqual({ remark: null });
   });
 
   test('codes: one table both ways, *:*:* for everything, unpaired codes pass through', () => {

@@ -25,7 +25,7 @@ import { ajax, ajaxData, table } from './respond.ts';
 import { fullyCheckedKeys, topmostFullyChecked, withDescendants } from './trees.ts';
 import { body, treeSelect } from './user.ts';
 import { ruoyiRoleKey, ruoyiUser, SUPER_ROLE_CODE } from './users-map.ts';
-import { defined, fromRuoyiStatus, idListOf, idOf, pageOf, ruoyiTime, statusFilter, text, textOrNull, toRuoyiStatus } from './values.ts';
+import { changedFrom, defined, fromRuoyiStatus, idListOf, idOf, pageOf, ruoyiTime, statusFilter, text, textOrNull, toRuoyiStatus } from './values.ts';
 
 type DataScope = (typeof DATA_SCOPES)[number];
 /** RuoYi's data scopes '1'..'5' ↔ ours. */
@@ -186,10 +186,7 @@ export const roleRoutes = new Hono()
     const id = idOf(b.roleId, 'roleId');
     if (typeof b.version !== 'number') throw badRequest('version: missing; reload the role and try again');
     const [current, held] = await Promise.all([roleDetail(run, id), ownMenus(run, id)]);
-    const fields = roleFields(b);
-    const changed: Record<string, unknown> = {};
-    const now: Record<string, unknown> = { name: current.name, code: current.code, sort: current.sort, remark: current.remark };
-    for (const [k, v] of Object.entries(fields)) if (v !== now[k] && !(k === 'remark' && v === null && now.remark === '')) changed[k] = v;
+    const changed = changedFrom(roleFields(b), current);
     if (b.status !== undefined && b.status !== '' && fromRuoyiStatus(b.status) !== current.status) changed.status = fromRuoyiStatus(b.status);
     const menuIds = menuIdsOf(b.menuIds);
     const menusChanged = menuIds !== undefined && !sameSet(menuIds, held);

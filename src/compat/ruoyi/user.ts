@@ -21,7 +21,7 @@ import { loginUserInformation, updateInfo, updatePassword, UpdateInfoRequest, Up
 import { parsed, read, write } from './guard.ts';
 import { ajax, ajaxData, table } from './respond.ts';
 import { ruoyiRoleKey, ruoyiUser } from './users-map.ts';
-import { defined, fromRuoyiStatus, idListOf, idOf, optionalId, pageOf, ruoyiTime, statusFilter, text, textOrNull, toRuoyiStatus } from './values.ts';
+import { changedFrom, defined, fromRuoyiStatus, idListOf, idOf, optionalId, pageOf, ruoyiTime, statusFilter, text, textOrNull, toRuoyiStatus } from './values.ts';
 
 /** RuoYi's role picker entry. */
 export function ruoyiRole(r: Role, held?: ReadonlySet<number>) {
@@ -154,10 +154,7 @@ export const userRoutes = new Hono()
     const id = idOf(b.userId, 'userId');
     if (typeof b.version !== 'number') throw badRequest('version: missing; reload the user and try again');
     const [current, held] = await Promise.all([userDetail(run, id), ownRoles(run, id)]);
-    const next = userFields(b);
-    const changed: Record<string, unknown> = {};
-    const now = { nickName: current.nickName, email: current.email, phone: current.phone, remark: current.remark, orgId: current.orgId };
-    for (const [k, v] of Object.entries(next)) if (v !== now[k as keyof typeof now] && !(k === 'remark' && v === null && now.remark === '')) changed[k] = v;
+    const changed = changedFrom(userFields(b), current);
     if (b.status !== undefined && b.status !== '') {
       const status = fromRuoyiStatus(b.status);
       if (status !== current.status) changed.status = status;

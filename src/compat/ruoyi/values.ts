@@ -96,3 +96,15 @@ export function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
   for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
   return out as Partial<T>;
 }
+
+/**
+ * The fields of `next` (what an echoed RuoYi form says) whose values differ from `stored` (the
+ * record as we hold it); null and '' count as the same "none". RuoYi's edits send everything
+ * back, and our edits ask for extra codes by the fields they get.
+ */
+export function changedFrom(next: Record<string, unknown>, stored: Record<string, unknown>): Record<string, unknown> {
+  const none = (v: unknown) => v === null || v === '' || v === undefined;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(next)) if (v !== stored[k] && !(none(v) && none(stored[k]))) out[k] = v;
+  return out;
+}
