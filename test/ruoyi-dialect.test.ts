@@ -7,6 +7,7 @@ import { fullyCheckedKeys, topmostFullyChecked, withDescendants } from '../src/c
 import { ruoyiCode as answerCode } from '../src/compat/ruoyi/respond.ts';
 import { generatedOrgCode } from '../src/compat/ruoyi/dept.ts';
 import { ruoyiRoutes } from '../src/compat/ruoyi/routers.ts';
+import { answerHash } from '../src/modules/auth/captcha.service.ts';
 
 // The RuoYi dialect (src/compat/ruoyi, docs/ruoyi.md) without the browser: its value mappings as
 // units, and its answers through HTTP on Bun and on a real D1 — shapes RuoYi-Vue3 reads (HTTP 200,
@@ -393,15 +394,25 @@ for (const runtime of RUNTIMES) {
 }
 
 describe('captcha on', () => {
-  test('the captcha is refused with the reason (RuoYi needs a raster image), and a login without one is code 500', async () => {
+  test('RuoYi gets our captcha as a PNG (bare base64), and its login checks it as ours does', async () => {
     const t = await makeTestApp({ env: { RUOYI_API_PREFIX: PREFIX, CAPTCHA_ENABLED: 'true' } });
-    const cap = await t.request(`${PREFIX}/captchaImage`, { method: 'GET' });
-    expect(cap.status).toBe(200);
-    const body = (await cap.json()) as any;
-    expect(body.code).toBe(501);
-    expect(body.msg).toContain('CAPTCHA_ENABLED=false');
-    const login = await t.request(`${PREFIX}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
-    expect(((await login.json()) as any).code).toBe(500);
+    const get = async () => (await (await t.request(`${PREFIX}/captchaImage`, { method: 'GET' })).json()) as any;
+    const cap = await get();
+    expect(cap).toMatchObject({ code: 200, captchaEnabled: true });
+    const png = Uint8Array.from(atob(cap.img), (ch) => ch.charCodeAt(0));
+    expect([...png.slice(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const post = async (body: unknown) =>
+      (await (await t.request(`${PREFIX}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any;
+    // Without a code, and with a wrong one: code 500 (never 401) and the captcha is used up.
+    expect((await post({ username: 'admin', password: ADMIN_PASSWORD })).code).toBe(500);
+    const wrong = await post({ username: 'admin', password: ADMIN_PASSWORD, code: 'ZZZZ', uuid: cap.uuid });
+    expect(wrong).toMatchObject({ code: 500, msg: 'securityCode: the verification code is wrong or has expired' });
+    // The right answer (planted: the image is for eyes) logs in.
+    const next = await get();
+    await t.exec(`UPDATE captchas SET answer_hash = ? WHERE key = ?`, await answerHash(t.deps, next.uuid, 'ABCD'), next.uuid);
+    const good = await post({ username: 'admin', password: ADMIN_PASSWORD, code: 'abcd', uuid: next.uuid });
+    expect(good.code).toBe(200);
+    expect(typeof good.token).toBe('string');
   });
 });
 

@@ -10,13 +10,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Database } from 'bun:sqlite';
 import type { Page } from 'playwright-core';
+import { createKeys } from '../../src/core/keys.ts';
+import { answerHash } from '../../src/modules/auth/captcha.service.ts';
 import { ADMIN_PASSWORD, OUTPUT_DIR, hasChromium, inChromium, launchChromium, startApi, type RunningApi } from './support.ts';
 import { RUOYI_TARBALL, changedClientFiles, fileSize, hasRuoyiTarball, openRecordedPage, startRuoyiClient, type RuoyiCall, type RuoyiClient } from './support/ruoyi-client.ts';
 
 const PREFIX = '/ruoyi';
 const OUT = process.env.RUOYI_OUTPUT_DIR ?? join(OUTPUT_DIR, 'ruoyi');
 const PASSWORD = 'Ruoyi-Pages-42'; // RuoYi's forms take 6-20 characters
+// Known to the test so it can plant a captcha's answer (the HMAC key derives from it).
+const JWT_SECRET = 'ruoyi-pages-test-secret-0123456789abcdef';
 const ready = hasChromium && hasRuoyiTarball;
 const title = hasRuoyiTarball ? inChromium('RuoYi-Vue3 pages') : `RuoYi-Vue3 pages (skipped: ${RUOYI_TARBALL} is missing; set RUOYI_TARBALL)`;
 if (!ready) console.log(`[ruoyi-pages] ${title}`);
@@ -29,6 +34,25 @@ const t0 = Date.now();
 const timings: Record<string, number | boolean> = {};
 const ids: Record<string, number> = {};
 
+/** Plants `answer` as the answer of captcha `key` in the server's database. */
+async function plantCaptcha(key: string, answer: string) {
+  const db = new Database(join(api.dir, 'admin.db'));
+  try {
+    db.query('UPDATE captchas SET answer_hash = ? WHERE key = ?').run(await answerHash({ keys: createKeys(new TextEncoder().encode(JWT_SECRET)) } as never, key, answer), key);
+  } finally {
+    db.close();
+  }
+}
+
+/** A login through our own API (for setup), captcha included. */
+async function nativeLogin(loginName: string, password: string): Promise<string> {
+  const captcha = await api.call('GET', '/auth/captcha');
+  await plantCaptcha(captcha.json.data.codeKey, 'ABCD');
+  const r = await api.call('POST', '/auth/login', { loginName, password, codeKey: captcha.json.data.codeKey, securityCode: 'ABCD' });
+  if (r.status !== 200) throw new Error(`login of ${loginName} failed: ${r.status} ${r.json.msg}`);
+  return r.json.data.token;
+}
+
 async function must(method: string, path: string, body?: unknown, token = admin) {
   const r = await api.call(method, path, body, token);
   if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${r.json.msg}`);
@@ -39,7 +63,8 @@ beforeAll(async () => {
   if (!ready) return;
   mkdirSync(OUT, { recursive: true });
   let t = Date.now();
-  api = await startApi({ RUOYI_API_PREFIX: PREFIX, CAPTCHA_ENABLED: 'false', MENU_PRESET: 'ruoyi', LOG_REQUESTS: 'true', LOG_LEVEL: 'info' }, { keepOutput: true });
+  // The captcha on, as by default: RuoYi gets it as a PNG (its page shows data:image/gif;base64,…).
+  api = await startApi({ RUOYI_API_PREFIX: PREFIX, CAPTCHA_ENABLED: 'true', JWT_SECRET, MENU_PRESET: 'ruoyi', LOG_REQUESTS: 'true', LOG_LEVEL: 'info' }, { keepOutput: true });
   timings.apiStartMs = Date.now() - t;
   t = Date.now();
   [client, browser] = await Promise.all([startRuoyiClient({ baseUrl: api.url + PREFIX }), launchChromium()]);
@@ -48,7 +73,7 @@ beforeAll(async () => {
 
   // Our data, through our own API: two regions, a manager of North (scope orgAndBelow), users in
   // North A and in South; the admin's profile fields RuoYi's profile form requires.
-  admin = await api.login();
+  admin = await nativeLogin('admin', ADMIN_PASSWORD);
   ids.north = (await must('POST', '/app/sysOrg/add', { name: '华北区', code: 'north' })).id;
   ids.northA = (await must('POST', '/app/sysOrg/add', { name: '华北一部', code: 'north-a', parentId: ids.north })).id;
   ids.south = (await must('POST', '/app/sysOrg/add', { name: '华南区', code: 'south' })).id;
@@ -125,8 +150,23 @@ function driver(page: Page, shots: string) {
   };
 }
 
-async function loginAs(page: Page, name: string, password: string) {
+/**
+ * Logs in through RuoYi's login page, captcha included: the picture must have decoded in the
+ * page (a PNG under RuoYi's data:image/gif label); its answer is then planted in the server's
+ * database (the picture is for eyes) and typed in.
+ */
+async function loginAs(page: Page, name: string, password: string, shot?: string) {
+  const captcha = page.waitForResponse((r) => r.url().endsWith('/dev-api/captchaImage'));
   await page.goto(`${client.url}/login`);
+  const { uuid, img } = (await (await captcha).json()) as { uuid: string; img: string };
+  const picture = page.locator('img.login-code-img');
+  await picture.waitFor({ state: 'visible' });
+  await page.waitForFunction(() => ((document.querySelector('img.login-code-img') as HTMLImageElement | null)?.naturalWidth ?? 0) > 0);
+  expect(await picture.evaluate((el: HTMLImageElement) => [el.complete, el.naturalWidth, el.naturalHeight, el.src.slice(0, 22)])).toEqual([true, 240, 80, 'data:image/gif;base64,']);
+  expect(img.length).toBeGreaterThan(1000);
+  if (shot) await page.screenshot({ path: join(OUT, shot) });
+  await plantCaptcha(uuid, 'ABCD');
+  await page.locator('.login-form input[placeholder="验证码"]').fill('abcd');
   await page.locator('.login-form input[placeholder="账号"]').fill(name);
   await page.locator('.login-form input[placeholder="密码"]').fill(password);
   await page.locator('.login-form button').click();
@@ -153,7 +193,7 @@ describe.skipIf(!ready)(title, () => {
     };
     try {
     let t = Date.now();
-    await loginAs(page, 'admin', ADMIN_PASSWORD);
+    await loginAs(page, 'admin', ADMIN_PASSWORD, 'login.png');
     timings.adminLoginMs = Date.now() - t;
     await d.shot('index');
     const sidebar = await page.locator('.sidebar-container').innerText();
@@ -241,8 +281,7 @@ describe.skipIf(!ready)(title, () => {
     // 日志管理: our op-log rows of what was just done, and the login log (with a login of the
     // manager's, whose session 在线用户 then forces out).
     t = Date.now();
-    const victim = await api.call('POST', '/auth/login', { loginName: 'manager', password: PASSWORD });
-    expect(victim.status).toBe(200);
+    const victim = await nativeLogin('manager', PASSWORD);
     await d.open('/system/log/operlog', '.el-table__row');
     expect((await d.rows()).join('\n')).toMatch(/sysMenu[\s\S]*删除/);
     await d.shot('operlog');
@@ -259,7 +298,7 @@ describe.skipIf(!ready)(title, () => {
     await d.shot('online');
     await d.row('manager').locator('button', { hasText: '强退' }).click();
     await d.confirm('删除成功');
-    expect((await api.call('GET', '/app/sysLoginUser/getLoginUserInformation', undefined, victim.json.data.token)).status).toBe(401);
+    expect((await api.call('GET', '/app/sysLoginUser/getLoginUserInformation', undefined, victim)).status).toBe(401);
     await d.open('/monitor/server', '.el-card');
     await page.waitForSelector('.el-loading-mask', { state: 'detached' }).catch(() => undefined);
     expect(await page.locator('.app-container').innerText()).toMatch(/Bun/);

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { AppError, badRequest } from '../../core/errors.ts';
 import { clientInfo } from '../../http/client.ts';
 import { describeZodError } from '../../http/errors.ts';
-import { login, loginLogRow, LoginRequest, logout } from '../../modules/auth/index.ts';
+import { issueCaptcha, login, loginLogRow, LoginRequest, logout } from '../../modules/auth/index.ts';
 import { loginUserInformation } from '../../modules/login-user/index.ts';
 import { ruoyiCodes } from './codes.ts';
 import { read } from './guard.ts';
@@ -15,9 +15,6 @@ import { authenticate } from '../../http/auth.ts';
 /** Paths whose failures are never code 401 (see respond.ts). */
 export const LOGIN_LIKE = new Set(['/login', '/captchaImage', '/register', '/unlockscreen']);
 
-export const CAPTCHA_RASTER_MSG =
-  'RuoYi-Vue3 shows the captcha as a raster image and this server draws SVG captchas: run with CAPTCHA_ENABLED=false to use RuoYi-Vue3 (docs/ruoyi.md)';
-
 const loginClient = (c: Context) => ({ ...clientInfo(c), traceId: c.get('traceId') });
 
 /** login, captcha, logout, getInfo, getRouters, register, unlockscreen (RuoYi's api/login.js and api/menu.js). */
@@ -25,7 +22,10 @@ export const loginRoutes = new Hono()
   .get('/captchaImage', async (c) => {
     const deps = c.get('deps');
     if (!deps.config.CAPTCHA_ENABLED) return ajax(c, { captchaEnabled: false });
-    throw new AppError('NOT_IMPLEMENTED', CAPTCHA_RASTER_MSG);
+    // Ours, as a PNG: RuoYi shows `data:image/gif;base64,` + img, under which only a raster
+    // image decodes. Same issuance limit, same row, same check at login (code + uuid).
+    const captcha = await issueCaptcha(deps, c.get('run'), c.get('client').ip, 'png');
+    return ajax(c, { captchaEnabled: true, uuid: captcha.codeKey, img: captcha.image!.slice(captcha.image!.indexOf(',') + 1) });
   })
   .post('/login', async (c) => {
     const body = (await c.req.json().catch(() => ({}))) as Record<string, unknown>;

@@ -5,7 +5,8 @@ import { isoNow } from '../../core/time.ts';
 import { qb } from '../../db/compile.ts';
 import { resultsOf } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
-import { randomCaptchaText, renderCaptchaSvg, type Rng } from './captcha-render.ts';
+import { randomCaptchaText, renderCaptcha, type Rng } from './captcha-render.ts';
+import { captchaPng } from './captcha-raster.ts';
 import { hit } from './rate-limit.ts';
 
 /** Crypto-strength randomness in [0,1) for the captcha text and its drawing, drawn in blocks. */
@@ -25,14 +26,18 @@ export function cryptoRng(): Rng {
 export const answerHash = async (deps: Ports, key: string, answer: string) =>
   hmacHex(await deps.keys.captcha(), `${key}:${answer.trim().toUpperCase()}`);
 
-function base64(text: string): string {
-  const bytes = new TextEncoder().encode(text);
+function base64(data: string | Uint8Array): string {
+  const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
   let bin = '';
   for (const b of bytes) bin += String.fromCharCode(b);
   return btoa(bin);
 }
 
-export async function issueCaptcha(deps: Ports, run: Runner, ip: string) {
+/**
+ * A new captcha: its row (the answer as an HMAC) and its picture, an SVG data URL, or with
+ * `format: 'png'` a PNG one (the same picture as pixels, for clients that show raster images only).
+ */
+export async function issueCaptcha(deps: Ports, run: Runner, ip: string, format: 'svg' | 'png' = 'svg') {
   if (!deps.config.CAPTCHA_ENABLED) return { codeKey: null, image: null, expiresIn: 0, enabled: false };
   const rule = { limit: deps.config.CAPTCHA_PER_MINUTE, windowMs: 60_000 };
   const counted = await hit(run, deps.clock, `captcha:${ip}`, rule);
@@ -51,7 +56,8 @@ export async function issueCaptcha(deps: Ports, run: Runner, ip: string) {
     created_at: isoNow(deps.clock),
   };
   await run.write(resultsOf([qb.insertInto('captchas').values(row).compile()]));
-  const image = `data:image/svg+xml;base64,${base64(renderCaptchaSvg(text, rng))}`;
+  const picture = renderCaptcha(text, rng);
+  const image = format === 'png' ? `data:image/png;base64,${base64(captchaPng(picture.scene))}` : `data:image/svg+xml;base64,${base64(picture.svg)}`;
   return { codeKey, image, expiresIn: ttl, enabled: true };
 }
 
