@@ -9,7 +9,7 @@
  * peak RSS (VmHWM over the whole run). BENCH_ROUNDS (3), BENCH_DURATION (10s), BENCH_CONNECTIONS (50).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, serverCommand, SERVER_RUNTIMES, type ServerRuntime } from '../scripts/server-commands.ts';
@@ -29,6 +29,7 @@ interface Server {
 
 async function startOne(runtime: ServerRuntime, port: number, dir: string): Promise<Server> {
   const [cmd, ...args] = serverCommand(runtime);
+  mkdirSync(join(dir, runtime), { recursive: true });
   const child = spawn(cmd!, args, {
     cwd: ROOT,
     env: {

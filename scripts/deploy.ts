@@ -1,5 +1,5 @@
 // `npm run deploy`: the real Cloudflare deployment, never by accident.
-// Without --confirm it only prints the steps (README "Deploy to Cloudflare" explains them).
+// Without --confirm it only prints the steps (docs/deploy-cloudflare.md explains them).
 // With --confirm it checks the prerequisites first and stops at the first one missing:
 // a real database_id in wrangler.toml, a logged-in wrangler, the JWT_SECRET secret; then it
 // applies the migrations to the remote D1 database and runs `wrangler deploy` (minify is set in wrangler.toml), then prints the next steps.
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 const ROOT = join(import.meta.dir, '..');
 const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
 
-const STEPS = `Deploying edge-admin to Cloudflare Workers (details: README, "Deploy to Cloudflare")
+const STEPS = `Deploying edge-admin to Cloudflare Workers (details: docs/deploy-cloudflare.md)
 
   1. npx wrangler login
   2. npx wrangler d1 create edge-admin --location weur
@@ -80,5 +80,5 @@ console.log(
     `  curl ${url}/health                      → {"status":200,...}\n` +
     `  log in as ${'"admin"'} (ADMIN_LOGIN_NAME) with ADMIN_PASSWORD at ${url}/docs, then change the password\n` +
     `  npx wrangler tail                          → the Worker's JSON log lines (also in the dashboard: Workers Logs)\n` +
-    `  optional: enable D1 read replication (README "Read replicas"; D1_READ_REPLICATION = "true" in [vars])`,
+    `  optional: enable D1 read replication (docs/deploy-cloudflare.md, "Read replicas"; D1_READ_REPLICATION = "true" in [vars])`,
 );

@@ -12,7 +12,7 @@
  *     the blobs to FILES_DIR (content-addressed: present ones are identical), and only once the
  *     restored database opens cleanly removes what it set aside (on any failure it is put back);
  *  4. prints what it restored.
- * Exit codes: 0 restored, 1 refused or failed (nothing changed), 64 usage.
+ * Exit codes: 0 restored (or --help), 1 refused or failed (nothing changed), 64 usage.
  */
 import { Database } from 'bun:sqlite';
 import { createHash } from 'node:crypto';
@@ -194,11 +194,17 @@ if (import.meta.main) {
   const args = process.argv.slice(2);
   const archive = args.find((a, i) => !a.startsWith('--') && !['--to', '--persist-to', '--database', '--bucket'].includes(args[i - 1] ?? ''));
   const to = args.includes('--to') ? args[args.indexOf('--to') + 1] : undefined;
-  if (!archive || args.includes('--help') || (to !== undefined && to !== 'worker')) {
-    console.error(
-      'usage: npm run restore -- <backup-….tar>   (the service must be stopped; DATABASE_PATH and FILES_DIR as for npm start)\n' +
-        '       npm run restore -- <backup-….tar> --to worker [--local [--persist-to <dir>] | --remote] [--replace] [--database DB] [--bucket <name>]',
-    );
+  const usage =
+    'usage: npm run restore -- <backup-….tar>   (the service must be stopped; DATABASE_PATH and FILES_DIR as for npm start)\n' +
+    '       npm run restore -- <backup-….tar> --to worker [--local [--persist-to <dir>] | --remote] [--replace] [--database DB] [--bucket <name>]\n' +
+    'Details: docs/backup-and-restore.md';
+  // Asked for: the usage is the answer (stdout, 0). A wrong call: the usage is the error (stderr, 64).
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(usage);
+    process.exit(0);
+  }
+  if (!archive || (to !== undefined && to !== 'worker')) {
+    console.error(usage);
     process.exit(64);
   }
   if (to === 'worker') await mainWorker(archive, args);
@@ -214,7 +220,14 @@ async function mainServer(archive: string) {
     console.log(`  migrations: ${m.migrations.length} (last ${m.migrations.at(-1)})`);
     console.log(`  rows: ${Object.entries(m.rowCounts).map(([t, n]) => `${t} ${n}`).join(', ')}`);
     console.log(`  blobs: ${r.blobsAdded} added, ${r.blobsPresent} already present`);
-    console.log('  Start the service with the same JWT_SECRET (or the same data folder) so existing tokens stay valid.');
+    const secretFile = join(dirname(config.DATABASE_PATH), '.jwt-secret');
+    if (!config.JWT_SECRET && !existsSync(secretFile)) {
+      // Said now, not discovered later as every old token refused.
+      console.log(`  ${secretFile} does not exist and JWT_SECRET is not set: the service will generate a new signing secret`);
+      console.log('  on its next start and refuse every token signed before. To keep them, copy the old install\'s .jwt-secret there.');
+    } else {
+      console.log('  Start the service with the same JWT_SECRET (or the same data folder) so existing tokens stay valid.');
+    }
   } catch (e) {
     console.error(e instanceof RestoreRefused ? `Restore refused, nothing changed: ${e.message}` : `Restore failed, the previous data was put back: ${(e as Error).message}`);
     process.exit(1);

@@ -18,13 +18,18 @@ import { BOOKMARK_HEADER, validBookmark } from './http/bookmark.ts';
 import './http/context.ts';
 import { authRoutes } from './modules/auth/index.ts';
 import { backupRoutes } from './modules/backups/index.ts';
+import { configRoutes } from './modules/config/index.ts';
+import { dictRoutes } from './modules/dict/index.ts';
 import { fileRoutes, imageRoutes } from './modules/files/index.ts';
+import { jobLogRoutes, jobRoutes } from './modules/jobs/index.ts';
 import { loginUserRoutes } from './modules/login-user/index.ts';
 import { loginLogRoutes } from './modules/login-logs/index.ts';
 import { menuRoutes } from './modules/menus/index.ts';
+import { noticeRoutes } from './modules/notices/index.ts';
 import { onlineRoutes } from './modules/online/index.ts';
 import { opLogRoutes } from './modules/op-logs/index.ts';
 import { orgRoutes } from './modules/orgs/index.ts';
+import { postRoutes } from './modules/posts/index.ts';
 import { roleRoutes } from './modules/roles/index.ts';
 import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
@@ -33,6 +38,24 @@ import { ruoyiDialect } from './compat/ruoyi/index.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
+
+/**
+ * Cache-Control by who asked: every answer of /auth and sysLoginUser, and every JSON answer to a
+ * request carrying a token, is `no-store` (tokens, profiles and scoped records must never sit in a
+ * browser or proxy cache); any other answer to a request with a token or a signed link (downloads,
+ * previews, exports) is at least `private`, whatever the route set. Answers nobody signed for
+ * (health, the docs) keep theirs.
+ */
+function setCacheControl(req: Request, path: string, headers: Headers) {
+  const tokened = req.headers.has('authorization');
+  const json = (headers.get('content-type') ?? '').startsWith('application/json');
+  if (NO_STORE.test(path) || (tokened && json)) {
+    headers.set('Cache-Control', 'no-store');
+    return;
+  }
+  if (!tokened && !/[?&]sig=/.test(req.url)) return;
+  if (!/\b(private|no-store)\b/i.test(headers.get('cache-control') ?? '')) headers.set('Cache-Control', 'private, no-cache');
+}
 
 const healthRoute = createRoute({
   method: 'get',
@@ -121,8 +144,8 @@ export function createApp(deps: Deps) {
     const headers = c.res.headers;
     if (!headers.has('X-Trace-Id')) headers.set('X-Trace-Id', traceId);
     ensureSecurityHeaders(headers);
-    // Tokens and the caller's own profile must never sit in a browser or proxy cache.
-    if (NO_STORE.test(c.req.path)) headers.set('Cache-Control', 'no-store');
+    // No shared cache keeps one user's data for another (contract: "Authentication").
+    setCacheControl(c.req.raw, c.req.path, headers);
     if (meter) headers.append('Server-Timing', meter.header());
     const bookmark = sessions?.bookmark();
     if (bookmark) headers.set(BOOKMARK_HEADER, bookmark);
@@ -151,7 +174,13 @@ export function createApp(deps: Deps) {
     .route('/', opLogRoutes)
     .route('/', fileRoutes)
     .route('/', imageRoutes)
-    .route('/', backupRoutes);
+    .route('/', backupRoutes)
+    .route('/', jobRoutes)
+    .route('/', jobLogRoutes)
+    .route('/', dictRoutes)
+    .route('/', configRoutes)
+    .route('/', noticeRoutes)
+    .route('/', postRoutes);
 
   // The RuoYi-Vue3 dialect (docs/ruoyi.md): off unless RUOYI_API_PREFIX names where it lives.
   if (config.RUOYI_API_PREFIX) app.route(config.RUOYI_API_PREFIX, ruoyiDialect(config.RUOYI_API_PREFIX));
@@ -166,7 +195,7 @@ export function createApp(deps: Deps) {
     let doc: ReturnType<typeof buildOpenApiDocument> | undefined;
     app.get('/openapi.json', (c) => {
       doc ??= buildOpenApiDocument(app, config);
-      return c.json(withServer(doc, new URL(c.req.url).origin));
+      return c.json(withServer(doc, config.PUBLIC_URL));
     });
     // Our own page and assets (src/http/docs), never a CDN script: see page.ts.
     const asset = (body: string, type: string) => (c: Context) =>

@@ -8,7 +8,7 @@ export type { AppType };
 /** Where the token comes from; called before every request, so a logout takes effect at once. */
 export type TokenSource = () => string | null | undefined | Promise<string | null | undefined>;
 
-/** The header a D1 read-replication bookmark travels in (README "Read replication"). */
+/** The header a D1 read-replication bookmark travels in (docs/deploy-cloudflare.md, "Read replicas"). */
 export const BOOKMARK_HEADER = 'X-D1-Bookmark';
 
 /** What a fetch function must accept (Bun's `typeof fetch` also has `preconnect`). */
@@ -80,3 +80,9 @@ export function loginUserInformation(body: InfoBody): LoginUserInformation {
 
 /** A file record (sysFile) and an image record (sysImage: the same plus width and height). */
 export type { FileRecord, ImageRecord } from './modules/files/index.ts';
+
+/** Records of the standard modules: a dictionary item (sysDict), a notice, a post, a system parameter. */
+export type { DictItem } from './modules/dict/index.ts';
+export type { Notice } from './modules/notices/index.ts';
+export type { Post } from './modules/posts/index.ts';
+export type { ConfigRecord } from './modules/config/index.ts';

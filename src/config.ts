@@ -30,9 +30,12 @@ const schema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: int(3000, 0, 65535),
-    HOST: z.string().default('0.0.0.0'),
+    /** Unset: 127.0.0.1 (this machine only), or 0.0.0.0 (every interface) when NODE_ENV=production. */
+    HOST: z.string().optional(),
     DATABASE_PATH: z.string().min(1).default('./data/admin.db'),
     SQLITE_EXCLUSIVE: bool(false),
+    /** Servers: create missing folders of DATABASE_PATH, FILES_DIR and BACKUP_DIR outside ./data too. */
+    CREATE_MISSING_DIRS: bool(false),
     FILES_DIR: z.string().min(1).default('./data/files'),
     JWT_SECRET: z.string().optional(),
     JWT_ISSUER: z.string().min(1).default('edge-admin'),
@@ -60,6 +63,15 @@ const schema = z
     PAGE_SIZE_MAX: int(100, 1, 1000),
     TRUST_PROXY: bool(false),
     DOCS_ENABLED: bool(true),
+    /**
+     * The service's public base URL (e.g. `https://admin.example.com/api`), named as `servers` in
+     * /openapi.json. Unset: the document names a relative server (`/`). Never taken from the
+     * request's Host header, which a client or a poisoned cache could set.
+     */
+    PUBLIC_URL: z
+      .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     LOG_REQUESTS: bool(true),
     /** A `Server-Timing: db;dur=…;desc="N rt"` header on every response (database time and round trips). */
@@ -92,7 +104,10 @@ const schema = z
     if (c.JWT_SECRET !== undefined && new TextEncoder().encode(c.JWT_SECRET).length < 32) {
       ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'must be at least 32 bytes' });
     }
-  });
+  })
+  // A laptop's fresh install (an admin API with a just-printed password) is not put on every
+  // network interface unless asked; a production deployment listens on all, as before.
+  .transform((c) => ({ ...c, HOST: c.HOST ?? (c.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1') }));
 
 export type Config = z.infer<typeof schema>;
 

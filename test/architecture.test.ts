@@ -158,12 +158,15 @@ describe('permission declarations', async () => {
     expect((doc as any).components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
-  test('every /app/* operation declares a permission code (sysLoginUser: any logged-in user)', () => {
+  /** Operations the contract opens to any logged-in user, no code ("Standard modules"). */
+  const ANY_LOGGED_IN = ['/app/sysDict/items', '/app/sysDict/all', '/app/sysConfig/value', '/app/sysNotice/latest', '/app/sysNotice/markRead'];
+
+  test('every /app/* operation declares a permission code (sysLoginUser and the few reads for everyone: any logged-in user)', () => {
     const missing = operations
       .filter((o) => o.path.startsWith('/app/'))
       .filter((o) => {
         const code = o.op['x-permission'];
-        if (o.path.startsWith('/app/sysLoginUser/')) return code !== 'authenticated';
+        if (o.path.startsWith('/app/sysLoginUser/') || ANY_LOGGED_IN.includes(o.path)) return code !== 'authenticated';
         return typeof code !== 'string' || !(PERMISSION_CODES as readonly string[]).includes(code);
       })
       .map((o) => `${o.method.toUpperCase()} ${o.path}`);

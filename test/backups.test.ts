@@ -7,6 +7,7 @@ import * as tar from 'tar-stream';
 import { serverBackupArchives } from '../src/adapters/server/backup-archive.ts';
 import { bunSqlExec, openBunSqlite } from '../src/adapters/bun/sqlite.ts';
 import { scheduledBackup } from '../src/modules/backups/backups.service.ts';
+import { Runner } from '../src/db/runner.ts';
 import { makeTestApp, type TestApp } from './support/app.ts';
 import { upload } from './support/files.ts';
 import { userWithCodes } from './support/rbac.ts';
@@ -165,7 +166,7 @@ describe('scheduled backups and retention', () => {
     const names: string[] = [];
     for (let i = 0; i < 3; i++) {
       s.clock.advance(3600_000);
-      const r = await scheduledBackup(s.deps);
+      const r = await scheduledBackup(s.deps, new Runner(s.deps));
       expect(r.status).toBe(200);
       names.push(r.name);
     }

@@ -89,6 +89,14 @@ async function writesOn(base: string) {
   const loginLog = (await ok('POST', '/app/sysLoginLog/page', { json: { pageSize: 1 } })).records[0].id;
   const opLog = (await ok('POST', '/app/sysOpLog/page', { json: { pageSize: 1 } })).records[0].id;
   const sessions = (await ok('POST', '/app/sysOnlineUser/page', { json: { pageSize: 100 } })).records as { sessionId: string }[];
+  const job = (await ok('POST', '/app/sysJob/page', { json: { params: { name: 'expiredCleanup' } } })).records[0];
+  const jobRun = await ok('POST', '/app/sysJob/run', { json: { id: job.id } });
+  // Standard modules (issue 27): records each write below really changes.
+  const dictType = await ok('POST', '/app/sysDictType/add', { json: { name: 'Locked', code: 'w_locked' } });
+  const dictItem = await ok('POST', '/app/sysDictData/add', { json: { typeCode: 'w_locked', label: 'A', value: 'a' } });
+  const param = await ok('POST', '/app/sysConfig/add', { json: { name: 'Locked', key: 'w.locked', value: '1' } });
+  const notice = await ok('POST', '/app/sysNotice/add', { json: { title: 'Locked', type: 'notice', status: 'published' } });
+  const post = await ok('POST', '/app/sysPost/add', { json: { code: 'w_locked', name: 'Locked' } });
   const w = (path: string, init: Init = {}) => () => call('POST', path, { base, token, ...init });
   return {
     auth_login: () => call('POST', '/auth/login', { base, json: { loginName: 'admin', password: E2E_ADMIN_PASSWORD } }),
@@ -124,6 +132,27 @@ async function writesOn(base: string) {
     sysImage_delete: w('/app/sysImage/delete', { json: { ids: [image.id] } }),
     sysBackup_create: w('/app/sysBackup/create'),
     sysBackup_delete: w('/app/sysBackup/delete', { json: { ids: [backup.id] } }),
+    sysJob_edit: w('/app/sysJob/edit', { json: { id: job.id, version: job.version, misfirePolicy: 'skip' } }),
+    sysJob_changeStatus: w('/app/sysJob/changeStatus', { json: { id: job.id, status: 'disabled' } }),
+    sysJob_run: w('/app/sysJob/run', { json: { id: job.id } }),
+    sysJobLog_delete: w('/app/sysJobLog/delete', { json: { ids: [jobRun.id] } }),
+    sysJobLog_clear: w('/app/sysJobLog/clear'),
+    sysDictType_add: w('/app/sysDictType/add', { json: { name: 'Other', code: 'w_other' } }),
+    sysDictType_edit: w('/app/sysDictType/edit', { json: { id: dictType.id, version: dictType.version, remark: 'Edited' } }),
+    sysDictType_delete: w('/app/sysDictType/delete', { json: { ids: [dictType.id] } }),
+    sysDictData_add: w('/app/sysDictData/add', { json: { typeCode: 'w_locked', label: 'B', value: 'b' } }),
+    sysDictData_edit: w('/app/sysDictData/edit', { json: { id: dictItem.id, version: dictItem.version, label: 'Alpha' } }),
+    sysDictData_delete: w('/app/sysDictData/delete', { json: { ids: [dictItem.id] } }),
+    sysConfig_add: w('/app/sysConfig/add', { json: { name: 'Other', key: 'w.other' } }),
+    sysConfig_edit: w('/app/sysConfig/edit', { json: { id: param.id, version: param.version, value: '2' } }),
+    sysConfig_delete: w('/app/sysConfig/delete', { json: { ids: [param.id] } }),
+    sysNotice_add: w('/app/sysNotice/add', { json: { title: 'Other', type: 'notice' } }),
+    sysNotice_edit: w('/app/sysNotice/edit', { json: { id: notice.id, version: notice.version, title: 'Edited' } }),
+    sysNotice_delete: w('/app/sysNotice/delete', { json: { ids: [notice.id] } }),
+    sysNotice_markRead: w('/app/sysNotice/markRead', { json: { ids: [notice.id] } }),
+    sysPost_add: w('/app/sysPost/add', { json: { code: 'w_other', name: 'Other' } }),
+    sysPost_edit: w('/app/sysPost/edit', { json: { id: post.id, version: post.version, name: 'Edited' } }),
+    sysPost_delete: w('/app/sysPost/delete', { json: { ids: [post.id] } }),
   } as Record<string, () => ReturnType<typeof call>>;
 }
 
@@ -273,6 +302,68 @@ describe('every response conforms to /openapi.json', () => {
     expect((await call('POST', '/app/sysMenu/add', { token: admin, json: { parentId: 0, title: 'Again', type: 'menu', name: taken, path: '/again', component: 'again/index' } })).status).toBe(409);
     expect((await call('POST', '/app/sysMenu/delete', { token: admin, json: { ids: [menu.data.id] } })).status).toBe(200);
 
+    // Standard modules (issue 27): dictionaries (with ETag/304), parameters, notices, posts.
+    const ok = async (method: string, path: string, init: Init, status = 200) => {
+      const r = await call(method, path, { token: admin, ...init });
+      expect(`${method} ${path} ${r.status}`).toBe(`${method} ${path} ${status}`);
+      return r;
+    };
+    const dictType = (await ok('POST', '/app/sysDictType/add', { json: { name: 'Colours', code: 'app_colour' } })).data;
+    await ok('POST', '/app/sysDictType/add', { json: { name: 'Again', code: 'app_colour' } }, 409);
+    await ok('POST', '/app/sysDictType/page', { json: { params: { code: 'colour' } } });
+    await ok('GET', '/app/sysDictType/detail', { query: `id=${dictType.id}` });
+    await ok('POST', '/app/sysDictType/edit', { json: { id: dictType.id, version: dictType.version, remark: 'Paint' } });
+    await ok('POST', '/app/sysDictType/edit', { json: { id: dictType.id, version: dictType.version, remark: 'stale' } }, 409);
+    await ok('POST', '/app/sysDictType/edit', { json: { id: 99999999, version: 1, remark: 'nowhere' } }, 404);
+    const dictItem = (await ok('POST', '/app/sysDictData/add', { json: { typeCode: 'app_colour', label: 'Red', value: 'red', tagType: 'danger' } })).data;
+    await ok('POST', '/app/sysDictData/add', { json: { typeCode: 'app_colour', label: 'Again', value: 'red' } }, 409);
+    await ok('POST', '/app/sysDictData/page', { json: { params: { typeCode: 'app_colour' } } });
+    await ok('GET', '/app/sysDictData/detail', { query: `id=${dictItem.id}` });
+    await ok('POST', '/app/sysDictData/edit', { json: { id: dictItem.id, version: dictItem.version, label: 'Scarlet' } });
+    await ok('POST', '/app/sysDictData/edit', { json: { id: dictItem.id, version: dictItem.version, label: 'stale' } }, 409);
+    await ok('POST', '/app/sysDictData/edit', { json: { id: 99999999, version: 1, label: 'nowhere' } }, 404);
+    const items = await ok('GET', '/app/sysDict/items', { query: 'code=app_colour' });
+    await ok('GET', '/app/sysDict/items', { query: 'code=app_colour', headers: { 'if-none-match': items.res.headers.get('etag')! } }, 304);
+    await ok('GET', '/app/sysDict/items', { query: 'code=Not%20A%20Code' }, 400);
+    const dicts = await ok('GET', '/app/sysDict/all', {});
+    await ok('GET', '/app/sysDict/all', { headers: { 'if-none-match': dicts.res.headers.get('etag')! } }, 304);
+    await ok('POST', '/app/sysDictData/delete', { json: { ids: [dictItem.id] } });
+    await ok('POST', '/app/sysDictType/delete', { json: { ids: [dictType.id] } });
+    const param = (await ok('POST', '/app/sysConfig/add', { json: { name: 'Theme', key: 'app.theme', value: 'dark' } })).data;
+    await ok('POST', '/app/sysConfig/add', { json: { name: 'Again', key: 'app.theme' } }, 409);
+    await ok('POST', '/app/sysConfig/page', { json: { params: { type: 'custom' } } });
+    await ok('GET', '/app/sysConfig/detail', { query: `id=${param.id}` });
+    await ok('POST', '/app/sysConfig/edit', { json: { id: param.id, version: param.version, value: 'light' } });
+    await ok('POST', '/app/sysConfig/edit', { json: { id: param.id, version: param.version, value: 'stale' } }, 409);
+    await ok('POST', '/app/sysConfig/edit', { json: { id: 99999999, version: 1, value: 'x' } }, 404);
+    await ok('GET', '/app/sysConfig/value', { query: 'key=app.theme' });
+    await ok('GET', '/app/sysConfig/value', { query: 'key=app.nothing' }, 404);
+    await ok('GET', '/app/sysConfig/value', { query: 'key=not%20a%20key' }, 400);
+    await ok('POST', '/app/sysConfig/delete', { json: { ids: [param.id] } });
+    const notice = (await ok('POST', '/app/sysNotice/add', { json: { title: 'Maintenance', type: 'notice', content: '<p>Saturday</p><script>x</script>', status: 'published' } })).data;
+    await ok('POST', '/app/sysNotice/page', { json: { params: { status: 'published' } } });
+    await ok('GET', '/app/sysNotice/detail', { query: `id=${notice.id}` });
+    await ok('POST', '/app/sysNotice/edit', { json: { id: notice.id, version: notice.version, title: 'Maintenance window' } });
+    await ok('POST', '/app/sysNotice/edit', { json: { id: notice.id, version: notice.version, title: 'stale' } }, 409);
+    await ok('POST', '/app/sysNotice/edit', { json: { id: 99999999, version: 1, title: 'nowhere' } }, 404);
+    await ok('GET', '/app/sysNotice/latest', { query: 'limit=3' });
+    await ok('GET', '/app/sysNotice/latest', { query: 'limit=0' }, 400);
+    await ok('POST', '/app/sysNotice/markRead', { json: { ids: [notice.id] } });
+    await ok('POST', '/app/sysNotice/delete', { json: { ids: [notice.id] } });
+    const post = (await ok('POST', '/app/sysPost/add', { json: { code: 'engineer', name: 'Engineer' } })).data;
+    await ok('POST', '/app/sysPost/add', { json: { code: 'ENGINEER', name: 'Again' } }, 409);
+    await ok('POST', '/app/sysPost/page', { json: {} });
+    await ok('GET', '/app/sysPost/list', {});
+    await ok('GET', '/app/sysPost/detail', { query: `id=${post.id}` });
+    await ok('POST', '/app/sysPost/edit', { json: { id: post.id, version: post.version, name: 'Software engineer' } });
+    await ok('POST', '/app/sysPost/edit', { json: { id: post.id, version: post.version, name: 'stale' } }, 409);
+    await ok('POST', '/app/sysPost/edit', { json: { id: 99999999, version: 1, name: 'nowhere' } }, 404);
+    const holder = (await ok('GET', '/app/sysUser/detail', { query: `id=${ids.user}` })).data;
+    await ok('POST', '/app/sysUser/edit', { json: { id: ids.user, version: holder.version, postIds: [post.id] } });
+    await ok('POST', '/app/sysPost/delete', { json: { ids: [post.id] } }, 400);
+    await ok('POST', '/app/sysUser/edit', { json: { id: ids.user, version: holder.version + 1, postIds: [] } });
+    await ok('POST', '/app/sysPost/delete', { json: { ids: [post.id] } });
+
     // Files: upload, page, detail, download (200, 206, 304, 416), signed link, 413, then a lost blob → 500.
     const file = await call('POST', '/app/sysFile/upload', { token: admin, body: form('report.pdf', '%PDF-1.4 monthly report', 'application/pdf') });
     expect(file.status).toBe(200);
@@ -346,6 +437,32 @@ describe('every response conforms to /openapi.json', () => {
     expect((await call('GET', '/app/sysOpLog/detail', { token: admin, query: 'id=99999999' })).status).toBe(404);
     expect((await call('POST', '/app/sysOpLog/delete', { token: admin, json: { ids: [ops.data.records[0].id] } })).status).toBe(200);
     expect((await call('POST', '/app/sysLoginLog/delete', { token: admin, json: { ids: [99999999] } })).status).toBe(200);
+
+    // Scheduled jobs: page, detail, edit (409 stale, 404), changeStatus, run now (409 while a run
+    // holds the job: a claim the test plants), the job log.
+    const jobs = await call('POST', '/app/sysJob/page', { token: admin, json: { params: { name: 'blobSweep' } } });
+    expect(jobs.status).toBe(200);
+    const job = jobs.data.records[0];
+    expect((await call('GET', '/app/sysJob/detail', { token: admin, query: `id=${job.id}` })).status).toBe(200);
+    expect((await call('POST', '/app/sysJob/edit', { token: admin, json: { id: job.id, version: job.version, cron: '*/15 * * * *' } })).status).toBe(200);
+    expect((await call('POST', '/app/sysJob/edit', { token: admin, json: { id: job.id, version: job.version, cron: '*/20 * * * *' } })).status).toBe(409);
+    expect((await call('POST', '/app/sysJob/edit', { token: admin, json: { id: 99999999, version: 1 } })).status).toBe(404);
+    expect((await call('POST', '/app/sysJob/changeStatus', { token: admin, json: { id: job.id, status: 'enabled' } })).status).toBe(200);
+    expect((await call('POST', '/app/sysJob/changeStatus', { token: admin, json: { id: 99999999, status: 'enabled' } })).status).toBe(404);
+    const ran = await call('POST', '/app/sysJob/run', { token: admin, json: { id: job.id } });
+    expect(ran.status).toBe(200);
+    expect((await call('POST', '/app/sysJob/run', { token: admin, json: { id: 99999999 } })).status).toBe(404);
+    const claimed = new Database(join(dir, 'srv/admin.db'));
+    try {
+      claimed.run(`UPDATE jobs SET claimed_at = ?, claim_id = 'planted' WHERE id = ?`, [new Date().toISOString(), job.id]);
+      expect((await call('POST', '/app/sysJob/run', { token: admin, json: { id: job.id } })).status).toBe(409);
+    } finally {
+      claimed.run(`UPDATE jobs SET claimed_at = NULL, claim_id = NULL WHERE id = ?`, [job.id]);
+      claimed.close();
+    }
+    expect((await call('POST', '/app/sysJobLog/page', { token: admin, json: { params: { jobId: job.id } } })).status).toBe(200);
+    expect((await call('POST', '/app/sysJobLog/delete', { token: admin, json: { ids: [ran.data.id] } })).status).toBe(200);
+    expect((await call('POST', '/app/sysJobLog/clear', { token: admin })).status).toBe(200);
 
     // Login errors: wrong password 401, disabled 403, then the name is locked: 429 with Retry-After.
     const carol = await call('POST', '/app/sysUser/add', { token: admin, json: { loginName: 'carol', password: 'Quiet-Lantern-31', status: 'disabled' } });
@@ -483,7 +600,7 @@ describe('every response conforms to /openapi.json', () => {
         (o, s) => s === 400 && !o.op.requestBody && !(o.op.parameters ?? []).length && o.op.security.length > 0,
       ],
       ['needs a login only: there is no permission code to lack (403 is among the guard\'s shared errors)', (o, s) => s === 403 && o.op['x-permission'] === 'authenticated'],
-      ['backups on Workers (no backup directory there); this server is Bun', (o, s) => s === 501 && o.path.startsWith('/app/sysBackup/')],
+      ['backups on Workers (no backup directory there); this server is Bun', (o, s) => s === 501 && (o.path.startsWith('/app/sysBackup/') || o.path === '/app/sysJob/run')],
       ...(SMALL_DISK ? [] : [[`507 on a full disk (${NO_SMALL_DISK})`, (_o: Operation, s: number) => s === 507] as [string, (o: Operation, status: number) => boolean]]),
     ];
     const missing = checker.operations.flatMap((o) =>

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runEntry, startServer, stopServer } from './support/server-process.ts';
@@ -17,6 +17,7 @@ const stop = stopServer;
 
 describe('bun entry', () => {
   test('first start: migrations, admin with a password printed once, secret kept; restart keeps sessions', async () => {
+    mkdirSync(join(dir, 'a'));
     const env = { DATABASE_PATH: join(dir, 'a', 'admin.db'), FILES_DIR: join(dir, 'a', 'files') };
     const first = await start(env);
     const m = first.output().match(/password "([^"]+)"/);
@@ -41,6 +42,7 @@ describe('bun entry', () => {
   }, 30_000);
 
   test('a body far over every limit still gets the enveloped 413 (not the runtime bare one)', async () => {
+    mkdirSync(join(dir, 'b'));
     const s = await start({ DATABASE_PATH: join(dir, 'b', 'admin.db'), FILES_DIR: join(dir, 'b', 'files'), ADMIN_PASSWORD: 'Entry-Test-Pass-1' });
     const big = new Uint8Array(200 * 1024 * 1024);
     const res = await fetch(`${s.base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
@@ -57,6 +59,7 @@ describe('bun entry', () => {
     [{ ADMIN_PASSWORD: 'password' }, 'Invalid configuration: ADMIN_PASSWORD'],
   ])('bad configuration %j stops the start with one clear line', (env, line) => {
     const sub = join(dir, `bad-${Object.keys(env)[0]}`);
+    mkdirSync(sub);
     const r = runEntry({ DATABASE_PATH: join(sub, 'admin.db'), FILES_DIR: join(sub, 'files'), ...env });
     // 78 (EX_CONFIG): a supervisor stops restarting a misconfigured server.
     expect(r.status).toBe(78);

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DENO_PERMISSIONS, ROOT, runtimeBinary, serverCommand, SERVER_RUNTIMES, type ServerRuntime } from '../scripts/server-commands.ts';
@@ -68,6 +68,7 @@ describe('server runtimes', () => {
   }, 30_000);
 
   test('one data folder, three runtimes: made by one, opened by the others (password, sessions, files)', async () => {
+    mkdirSync(join(dir, 'shared'));
     const env = { DATABASE_PATH: join(dir, 'shared', 'admin.db'), FILES_DIR: join(dir, 'shared', 'files') };
     const order: ServerRuntime[] = ['bun', 'deno', 'node', 'bun'];
     let password = '';

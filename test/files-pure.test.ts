@@ -384,66 +384,74 @@ describe('signed links', () => {
   });
   const now = 1_800_000_000;
   const exp = now + 300;
+  const S = '3f1c2a9e-8d4b-4f6a-9b2e-7c5d1e0a4b3c';
+  const OTHER_SESSION = '3f1c2a9e-8d4b-4f6a-9b2e-7c5d1e0a4b3d';
 
   test('sign produces a canonical 43-char base64url signature, deterministic', async () => {
-    const a = await signLink(secret, 'download', 42, exp);
+    const a = await signLink(secret, 'download', 42, S, exp);
     expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await signLink(secret, 'download', 42, exp)).toBe(a);
+    expect(await signLink(secret, 'download', 42, S, exp)).toBe(a);
   });
 
   test('valid link verifies', async () => {
-    const sig = await signLink(secret, 'preview', 7, exp);
-    expect(await verifyLink(secret, 'preview', 7, exp, sig, now)).toBe('ok');
-    expect(await verifyLink(secret, 'preview', 7, exp, sig, exp)).toBe('ok'); // inclusive
+    const sig = await signLink(secret, 'preview', 7, S, exp);
+    expect(await verifyLink(secret, 'preview', 7, S, exp, sig, now)).toBe('ok');
+    expect(await verifyLink(secret, 'preview', 7, S, exp, sig, exp)).toBe('ok'); // inclusive
   });
 
   test('tampering is detected', async () => {
-    const sig = await signLink(secret, 'preview', 7, exp);
-    expect(await verifyLink(secret, 'preview', 8, exp, sig, now)).toBe('invalid');
-    expect(await verifyLink(secret, 'download', 7, exp, sig, now)).toBe('invalid');
-    expect(await verifyLink(secret, 'preview', 7, exp + 1, sig, now)).toBe('invalid');
-    expect(await verifyLink(other, 'preview', 7, exp, sig, now)).toBe('invalid');
+    const sig = await signLink(secret, 'preview', 7, S, exp);
+    expect(await verifyLink(secret, 'preview', 8, S, exp, sig, now)).toBe('invalid');
+    expect(await verifyLink(secret, 'download', 7, S, exp, sig, now)).toBe('invalid');
+    expect(await verifyLink(secret, 'preview', 7, S, exp + 1, sig, now)).toBe('invalid');
+    // Another session (the link names the session that got it).
+    expect(await verifyLink(secret, 'preview', 7, OTHER_SESSION, exp, sig, now)).toBe('invalid');
+    expect(await verifyLink(secret, 'preview', 7, `${S}:1`, exp, sig, now)).toBe('invalid');
+    expect(await verifyLink(other, 'preview', 7, S, exp, sig, now)).toBe('invalid');
     const flipped = (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1);
-    expect(await verifyLink(secret, 'preview', 7, exp, flipped, now)).toBe('invalid');
-    expect(await verifyLink(secret, 'preview', 7, exp, sig.slice(0, -1), now)).toBe('invalid');
-    expect(await verifyLink(secret, 'preview', 7, exp, sig + '=', now)).toBe('invalid');
-    expect(await verifyLink(secret, 'preview', 7, exp, '', now)).toBe('invalid');
-    expect(await verifyLink(secret, 'preview', Number.NaN, exp, sig, now)).toBe('invalid');
-    expect(await verifyLink(secret, 'upload' as 'preview', 7, exp, sig, now)).toBe('invalid');
+    expect(await verifyLink(secret, 'preview', 7, S, exp, flipped, now)).toBe('invalid');
+    expect(await verifyLink(secret, 'preview', 7, S, exp, sig.slice(0, -1), now)).toBe('invalid');
+    expect(await verifyLink(secret, 'preview', 7, S, exp, sig + '=', now)).toBe('invalid');
+    expect(await verifyLink(secret, 'preview', 7, S, exp, '', now)).toBe('invalid');
+    expect(await verifyLink(secret, 'preview', Number.NaN, S, exp, sig, now)).toBe('invalid');
+    expect(await verifyLink(secret, 'upload' as 'preview', 7, S, exp, sig, now)).toBe('invalid');
   });
 
   test('non-canonical base64url alias of a valid signature is rejected', async () => {
-    const sig = await signLink(secret, 'download', 1, exp);
+    const sig = await signLink(secret, 'download', 1, S, exp);
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const last = alphabet.indexOf(sig[42] ?? '');
     const alias = sig.slice(0, 42) + alphabet[last | 1];
     expect(alias).not.toBe(sig);
-    expect(await verifyLink(secret, 'download', 1, exp, alias, now)).toBe('invalid');
+    expect(await verifyLink(secret, 'download', 1, S, exp, alias, now)).toBe('invalid');
   });
 
   test('expired links (only after the signature checks out)', async () => {
-    const sig = await signLink(secret, 'download', 1, exp);
-    expect(await verifyLink(secret, 'download', 1, exp, sig, exp + 1)).toBe('expired');
-    expect(await verifyLink(secret, 'download', 1, exp, sig, Number.NaN)).toBe('expired');
+    const sig = await signLink(secret, 'download', 1, S, exp);
+    expect(await verifyLink(secret, 'download', 1, S, exp, sig, exp + 1)).toBe('expired');
+    expect(await verifyLink(secret, 'download', 1, S, exp, sig, Number.NaN)).toBe('expired');
     const forged = 'A'.repeat(43);
-    expect(await verifyLink(secret, 'download', 1, exp, forged, exp + 1)).toBe('invalid');
+    expect(await verifyLink(secret, 'download', 1, S, exp, forged, exp + 1)).toBe('invalid');
   });
 
   test('signedQuery round-trips through URLSearchParams', async () => {
-    const q = await signedQuery(secret, 'download', 99, 600, now + 0.7);
+    const q = await signedQuery(secret, 'download', 99, S, 600, now + 0.7);
     const p = new URLSearchParams(q);
     expect(p.get('id')).toBe('99');
     expect(p.get('exp')).toBe(String(now + 600));
-    expect(q).toBe(`id=99&exp=${now + 600}&sig=${p.get('sig')}`);
-    const res = await verifyLink(secret, 'download', Number(p.get('id')), Number(p.get('exp')), p.get('sig') ?? '', now);
+    expect(p.get('s')).toBe(S);
+    expect(q).toBe(`id=99&exp=${now + 600}&s=${S}&sig=${p.get('sig')}`);
+    const res = await verifyLink(secret, 'download', Number(p.get('id')), S, Number(p.get('exp')), p.get('sig') ?? '', now);
     expect(res).toBe('ok');
-    expect(await verifyLink(secret, 'preview', 99, Number(p.get('exp')), p.get('sig') ?? '', now)).toBe('invalid');
+    expect(await verifyLink(secret, 'preview', 99, S, Number(p.get('exp')), p.get('sig') ?? '', now)).toBe('invalid');
   });
 
   test('bad inputs to signing are rejected loudly', async () => {
     await expect(hmacKey(new Uint8Array(8))).rejects.toThrow();
-    await expect(signLink(secret, 'download', -1, exp)).rejects.toThrow();
-    await expect(signLink(secret, 'download', 1.5, exp)).rejects.toThrow();
-    await expect(signedQuery(secret, 'download', 1, 0, now)).rejects.toThrow();
+    await expect(signLink(secret, 'download', -1, S, exp)).rejects.toThrow();
+    await expect(signLink(secret, 'download', 1.5, S, exp)).rejects.toThrow();
+    await expect(signLink(secret, 'download', 1, 'a:b', exp)).rejects.toThrow();
+    await expect(signLink(secret, 'download', 1, '', exp)).rejects.toThrow();
+    await expect(signedQuery(secret, 'download', 1, S, 0, now)).rejects.toThrow();
   });
 });

@@ -55,7 +55,7 @@ function suite() {
         ['contentType', 'createdAt', 'createdBy', 'extension', 'id', 'name', 'sha256', 'size', 'url'].sort(),
       );
       expect(up.data).toMatchObject({ name: 'Report.PDF', extension: 'pdf', contentType: 'application/pdf', createdBy: 1 });
-      expect(up.data.url).toMatch(new RegExp(`^/app/sysFile/download\\?id=${up.data.id}&exp=\\d+&sig=[A-Za-z0-9_-]{43}$`));
+      expect(up.data.url).toMatch(new RegExp(`^/app/sysFile/download\\?id=${up.data.id}&exp=\\d+&s=[0-9a-f-]{36}&sig=[A-Za-z0-9_-]{43}$`));
       const d = await t.call('GET', `/app/sysFile/detail?id=${up.data.id}`, { token: admin });
       expect(d.status).toBe(200);
       expect(d.data).toEqual(up.data);
@@ -391,7 +391,7 @@ function suite() {
       rec = (await upload(t, 'sysFile', admin, { filename: 'signed.txt', data: 'signed' })).data;
       other = (await upload(t, 'sysFile', admin, { filename: 'other.txt', data: 'other' })).data;
     });
-    const parts = (url: string) => Object.fromEntries(new URL(url, 'http://x').searchParams) as { id: string; exp: string; sig: string };
+    const parts = (url: string) => Object.fromEntries(new URL(url, 'http://x').searchParams) as { id: string; exp: string; s: string; sig: string };
 
     test('a deleted file id is never given to a new upload, so its old link cannot serve other content', async () => {
       const first = (await upload(t, 'sysFile', admin, { filename: 'payroll-a.txt', data: 'salary A' })).data;
@@ -411,12 +411,15 @@ function suite() {
       const p = parts(rec.url);
       const flipped = p.sig.slice(0, 10) + (p.sig[10] === 'A' ? 'B' : 'A') + p.sig.slice(11);
       const bad = [
-        `/app/sysFile/download?id=${p.id}&exp=${p.exp}&sig=${flipped}`,
-        `/app/sysFile/download?id=${other.id}&exp=${p.exp}&sig=${p.sig}`,
-        `/app/sysFile/download?id=${p.id}&exp=${Number(p.exp) + 3600}&sig=${p.sig}`,
-        `/app/sysFile/download?id=${p.id}&sig=${p.sig}`,
-        `/app/sysFile/download?id=${p.id}&exp=abc&sig=${p.sig}`,
-        `/app/sysFile/download?id=${p.id}&exp=${p.exp}`,
+        `/app/sysFile/download?id=${p.id}&exp=${p.exp}&s=${p.s}&sig=${flipped}`,
+        `/app/sysFile/download?id=${other.id}&exp=${p.exp}&s=${p.s}&sig=${p.sig}`,
+        `/app/sysFile/download?id=${p.id}&exp=${Number(p.exp) + 3600}&s=${p.s}&sig=${p.sig}`,
+        `/app/sysFile/download?id=${p.id}&s=${p.s}&sig=${p.sig}`,
+        `/app/sysFile/download?id=${p.id}&exp=abc&s=${p.s}&sig=${p.sig}`,
+        `/app/sysFile/download?id=${p.id}&exp=${p.exp}&s=${p.s}`,
+        // Without the session it names, or naming another one (issue 26: a link is its session's).
+        `/app/sysFile/download?id=${p.id}&exp=${p.exp}&sig=${p.sig}`,
+        `/app/sysFile/download?id=${p.id}&exp=${p.exp}&s=${p.s.replace(/.$/, (c) => (c === '0' ? '1' : '0'))}&sig=${p.sig}`,
       ];
       for (const url of bad) {
         const res = await get(t, url);

@@ -45,7 +45,7 @@ describe('accepted formats: type by magic bytes, size from the header', () => {
       expect(Object.keys(up.data).sort()).toEqual(
         ['contentType', 'createdAt', 'createdBy', 'extension', 'height', 'id', 'name', 'sha256', 'size', 'url', 'width'].sort(),
       );
-      expect(up.data.url).toMatch(/^\/app\/sysImage\/preview\?id=\d+&exp=\d+&sig=/);
+      expect(up.data.url).toMatch(/^\/app\/sysImage\/preview\?id=\d+&exp=\d+&s=[0-9a-f-]{36}&sig=/);
       // <img src=url>: no header, inline, the sniffed type.
       const res = await get(t, up.data.url);
       expect(res.status).toBe(200);

@@ -165,8 +165,9 @@ describe('credentials', () => {
     expect(unknown.json.msg).toBe(wrong.json.msg);
     expect(verifies - before).toBe(2);
     const rows = t.sqlite.query(`SELECT login_name, status, user_id FROM login_log WHERE ip = '10.1.0.1' ORDER BY id`).all();
+    // A failure for an existing name concerns that user (contract: "What scope filters"); an unknown name nobody.
     expect(rows).toEqual([
-      { login_name: 'admin', status: 'failure', user_id: null },
+      { login_name: 'admin', status: 'failure', user_id: 1 },
       { login_name: 'nobody-here', status: 'failure', user_id: null },
     ]);
   });
@@ -209,7 +210,8 @@ describe('throttling', () => {
     expect(Number(locked.res.headers.get('retry-after'))).toBe(600);
     expect(locked.json).toMatchObject({ status: 429, data: null });
     // A locked attempt is logged and creates no session; other names from those addresses are fine.
-    expect(t.sqlite.query('SELECT status, user_id FROM login_log WHERE trace_id = ?').get(locked.json.traceId)).toEqual({ status: 'failure', user_id: null });
+    // (logged as concerning that user: an attack on them, which their admins must see)
+    expect(t.sqlite.query('SELECT status, user_id FROM login_log WHERE trace_id = ?').get(locked.json.traceId)).toEqual({ status: 'failure', user_id: id });
     expect(sessionsOf(id)).toBe(0);
     expect((await loginWithCaptcha('admin', ADMIN_PASSWORD, '10.2.0.1')).status).toBe(200);
     t.clock.advance(9 * 60_000);
@@ -248,6 +250,28 @@ describe('throttling', () => {
     const reused = await attempt({ loginName: 'lock-c', password: PASSWORD, codeKey: key, securityCode: 'ACDE' }, '10.21.1.1');
     expect(reused.status).toBe(400);
     expect(reused.json.msg).toContain('securityCode');
+  });
+
+  // Issue 25: a mistyped code is not a password guess. Ten of them (more than the name's limit of
+  // 5), with wrong and right passwords, leave the name and the address unlocked and uncounted.
+  test('a wrong, expired or missing captcha counts toward no lockout, of the name or the address', async () => {
+    const { id } = await addUser('typo-d');
+    const ip = '10.22.0.1';
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const key = await plantCaptcha('ACDE');
+      const password = i % 2 ? PASSWORD : `wrong-${i}-password`;
+      statuses.push((await attempt({ loginName: 'typo-d', password, codeKey: key, securityCode: 'XXXX' }, ip)).status);
+    }
+    statuses.push((await attempt({ loginName: 'typo-d', password: 'wrong-password-x' }, ip)).status);
+    const expired = await plantCaptcha('ACDE', 1_000);
+    t.clock.advance(2_000);
+    statuses.push((await attempt({ loginName: 'typo-d', password: 'wrong-password-y', codeKey: expired, securityCode: 'ACDE' }, ip)).status);
+    expect(statuses).toEqual(Array(12).fill(400));
+    const counted = t.sqlite.query(`SELECT key, count FROM rate_limits WHERE key IN ('login-name:typo-d', 'login-ip:${ip}') AND count > 0`).all();
+    expect(counted).toEqual([]);
+    expect((await loginWithCaptcha('typo-d', PASSWORD, ip)).status).toBe(200);
+    expect(sessionsOf(id)).toBe(1);
   });
 
   test('successes count nothing against the address', async () => {

@@ -18,11 +18,14 @@ describe('OpenAPI document', () => {
     expect(ids).toContain('auth_login');
   });
 
-  test('top-level tags list every tag used, each with a description; servers names the origin', () => {
+  test('top-level tags list every tag used, each with a description; servers is relative, or PUBLIC_URL, never the Host', async () => {
     const used = new Set(ops.flatMap((o) => o.op.tags ?? []));
     expect(new Set(doc.tags.map((x: any) => x.name))).toEqual(used);
     for (const tag of doc.tags) expect(tag.description.length).toBeGreaterThan(10);
-    expect(doc.servers).toEqual([{ url: 'http://127.0.0.1:3000', description: expect.any(String) }]);
+    expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    const named = await makeTestApp({ env: { PUBLIC_URL: 'https://admin.example.com/api/' } });
+    const served = (await (await named.app.request('http://evil.example/openapi.json', { headers: { host: 'evil.example' } })).json()) as any;
+    expect(served.servers).toEqual([{ url: 'https://admin.example.com/api', description: expect.any(String) }]);
   });
 
   test('public operations say security: [] and protected ones name bearerAuth', () => {

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { classifyServerError } from '../src/adapters/server/storage.ts';
 import { createLifecycle } from '../src/core/readiness.ts';
+import { installShutdown } from '../src/entry/shutdown.ts';
+import { jsonLogger } from '../src/core/log.ts';
 import { makeTestApp } from './support/app.ts';
 import { multipart, upload } from './support/files.ts';
 
@@ -50,6 +52,32 @@ describe('GET /health/ready', () => {
 
     t.sqlite.close();
     expect(await ready()).toMatchObject({ status: 503, msg: 'Not ready: the database does not answer' });
+  });
+
+  test('after SIGTERM, while requests drain, readiness answers 503 from the first moment (not only once the drain is over)', async () => {
+    // The signal handler of the real server, with a drain that lasts until released: the process's
+    // own listener closes on a real SIGTERM (a probe then sees a refused connection, which cannot
+    // tell 200 from 503), so the answer a balancer would get is asked of the app itself.
+    const t = await makeTestApp();
+    const lifecycle = createLifecycle('ready');
+    t.deps.lifecycle = lifecycle;
+    let release!: () => void;
+    const draining = new Promise<void>((r) => (release = r));
+    const exits: number[] = [];
+    const shutdown = installShutdown({ lifecycle, stopServer: () => draining, finish: () => undefined, timeoutMs: 60_000, log: jsonLogger('error', () => undefined), exit: (code) => void exits.push(code) });
+    try {
+      expect((await t.call('GET', '/health/ready')).status).toBe(200);
+      const done = shutdown.shutdown('SIGTERM');
+      t.clock.advance(2000); // past the probe's one-second cache
+      const probe = await t.call('GET', '/health/ready');
+      expect([probe.status, probe.json.msg, probe.res.headers.get('retry-after')]).toEqual([503, 'Not ready: shutting down', '5']);
+      expect(exits).toEqual([]); // still draining
+      release();
+      await done;
+      expect(exits).toEqual([0]);
+    } finally {
+      shutdown.uninstall();
+    }
   });
 
   test('while stopping, a new request on a kept-alive connection gets 503 + Retry-After and changes nothing', async () => {

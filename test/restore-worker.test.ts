@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopEverything, workerServer } from './e2e/servers.ts';
@@ -79,6 +79,7 @@ describe('restore --to worker (wrangler dev local state)', () => {
   let archive = '';
 
   test('a Bun install moves to the Worker: same users, roles, logs and files; old token valid', async () => {
+    mkdirSync(join(dir, 'bun'));
     const bun = await startServer(
       { DATABASE_PATH: join(dir, 'bun/admin.db'), FILES_DIR: join(dir, 'bun/files'), BACKUP_DIR: join(dir, 'bun/backups'), ADMIN_PASSWORD: PASSWORD, JWT_SECRET },
       children,

@@ -21,13 +21,17 @@ afterAll(() => {
 });
 const PASSWORD = 'Restore-Pass-2026';
 const JWT_SECRET = 'restore-test-secret-restore-test-secret-0123';
-const install = (name: string) => ({
-  DATABASE_PATH: join(dir, name, 'admin.db'),
-  FILES_DIR: join(dir, name, 'files'),
-  BACKUP_DIR: join(dir, name, 'backups'),
-  ADMIN_PASSWORD: PASSWORD,
-  JWT_SECRET,
-});
+/** An install's settings; its folder is made (outside ./data the server creates only a path's last part). */
+const install = (name: string) => {
+  mkdirSync(join(dir, name), { recursive: true });
+  return {
+    DATABASE_PATH: join(dir, name, 'admin.db'),
+    FILES_DIR: join(dir, name, 'files'),
+    BACKUP_DIR: join(dir, name, 'backups'),
+    ADMIN_PASSWORD: PASSWORD,
+    JWT_SECRET,
+  };
+};
 const runRestore = (archive: string, env: Record<string, string>) => {
   const r = spawnSync(process.execPath, [RESTORE, archive], { env: cleanEnv({ PORT: '1', ...env }), encoding: 'utf8', timeout: 30_000 });
   return { status: r.status, out: r.stdout + r.stderr };

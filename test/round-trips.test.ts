@@ -67,6 +67,10 @@ describe('D1 round trips per operation (workerd)', () => {
     const big = await upload(t, 'sysFile', admin, { filename: 'big.bin', data: new Uint8Array(6 * 1024 * 1024).fill(9) });
     expect(big.status).toBe(200);
     counts['upload over one R2 part'] = rt(big.res);
+    // A signed link: whether its session is still live is read with the file row (issue 26).
+    const linked = await get(t, big.data.url);
+    expect(linked.status).toBe(200);
+    counts['signed link download'] = rt(linked);
     console.log(counts);
     expect(counts).toEqual({
       // Auth + data in one batch (the runner's read plan, src/db/runner.ts).
@@ -89,6 +93,7 @@ describe('D1 round trips per operation (workerd)', () => {
       'upload under one R2 part': 2, // 64 KiB: read whole before the reservation batch carries the auth statement
       'upload over UNCHECKED_UPLOAD_BYTES': 3, // 2 MiB: its caller is checked once 1 MiB has been read
       'upload over one R2 part': 3,
+      'signed link download': 1,
     });
   }, 60_000);
 

@@ -4,7 +4,7 @@
  * path the page takes (the page among the first PROBE_ROWS of the sort order: walked; not: every
  * match collected and sorted; deeper pages: the plain walk; the content-type walk over distinct
  * values or its fallback), on bun:sqlite and on D1. The oracle is
- * that plain LIKE run on the same database, plus a JS statement of the semantics the README gives
+ * that plain LIKE run on the same database, plus a JS statement of the semantics docs/api.md gives
  * (ASCII letters case-insensitive, everything else literal, `%` and `_` included).
  */
 import { describe, expect, test } from 'bun:test';
@@ -80,7 +80,7 @@ function suite() {
     });
 
     for (const text of SEARCHES) {
-      test(`"${text}": same records, order and total as plain LIKE; matches the README's rule`, async () => {
+      test(`"${text}": same records, order and total as plain LIKE; matches the rule in docs/api.md`, async () => {
         const got = await page('/app/sysUser/page', { params: { nickName: text }, pageSize: 100 });
         const want = await plainLike('users', '1', 'nick_name', text, 'created_at DESC, id DESC', 100, 0);
         expect({ ids: got.records.map((r) => r.id), total: got.total }).toEqual(want);

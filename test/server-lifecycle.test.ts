@@ -21,7 +21,11 @@ afterAll(() => {
   for (const p of children) p.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
-const paths = (name: string) => ({ DATABASE_PATH: join(dir, name, 'admin.db'), FILES_DIR: join(dir, name, 'files') });
+/** An install's folder (made: outside ./data the server creates none but the last part of a path). */
+const paths = (name: string) => {
+  mkdirSync(join(dir, name), { recursive: true });
+  return { DATABASE_PATH: join(dir, name, 'admin.db'), FILES_DIR: join(dir, name, 'files') };
+};
 const PASSWORD = 'Lifecycle-Pass-2026';
 
 /** A migrated database file with `rows` op-log rows (several pages) and nothing else open on it. */

@@ -97,7 +97,7 @@ describe('worker entry', () => {
     expect(sqlite.query('SELECT login_name FROM users').all()).toEqual([{ login_name: 'admin' }]);
   });
 
-  test('the cron handler purges expired captchas and sessions and applies LOG_RETENTION_DAYS', async () => {
+  test('the cron handler ticks the jobs table: due cleanups purge expired captchas and sessions and apply LOG_RETENTION_DAYS', async () => {
     const { env: e, sqlite } = env({ ADMIN_PASSWORD: PASSWORD, LOG_RETENTION_DAYS: '30' });
     const worker = createWorker();
     expect((await worker.fetch(loginReq(), e)).status).toBe(200);
@@ -107,10 +107,20 @@ describe('worker entry', () => {
     // Log rows are append-only (their counted columns cannot change, migration 0011): old copies instead.
     sqlite.run(`INSERT INTO login_log (login_name, user_id, status, msg, created_at) SELECT login_name, user_id, status, msg, '${long}' FROM login_log`);
     sqlite.run(`DELETE FROM login_log WHERE created_at <> '${long}'`);
-    await worker.scheduled({ cron: '*/15 * * * *', scheduledTime: Date.now() }, e);
+    // The seeded schedules start at the migration: let them start a day earlier, so each is due.
+    sqlite.run(`UPDATE jobs SET schedule_from = '${new Date(Date.now() - 25 * 3_600_000).toISOString()}'`);
+    await worker.scheduled({ cron: '* * * * *', scheduledTime: Date.now() }, e);
     for (const table of ['captchas', 'sessions', 'login_log']) {
       expect((sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n).toBe(0);
     }
-    expect(lines.some((l) => l.includes('"msg":"cleanup"') && l.includes('"captchas":1'))).toBe(true);
+    // Each cleanup job ran once and left its row; the backup job reports what sysBackup answers on Workers.
+    const runs = sqlite.query('SELECT job_name, status, message FROM job_log ORDER BY id').all() as { job_name: string; status: string; message: string }[];
+    expect(runs.map((r) => r.status)).toEqual(['success', 'success', 'success', 'failure']);
+    expect(runs[0]!.message).toContain('captchas 1');
+    expect(runs[3]!.message).toContain('D1 Time Travel');
+    expect(lines.some((l) => l.includes('"msg":"jobs"') && l.includes('captchas 1'))).toBe(true);
+    // The same minute again: every due time ran already, nothing runs twice.
+    await worker.scheduled({ cron: '* * * * *', scheduledTime: Date.now() }, e);
+    expect(sqlite.query('SELECT count(*) AS n FROM job_log').get()).toEqual({ n: 4 });
   });
 });

@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Caller } from '../core/caller.ts';
 import { AppError, forbidden } from '../core/errors.ts';
+import { perApp } from '../core/per-app.ts';
 import { SUPER_ADMIN_ROLE, type PermissionCode } from '../core/permissions.ts';
 import type { CallerCheck } from '../db/runner.ts';
 import { holdsCodeSql } from './holds-code.ts';
@@ -36,6 +37,14 @@ export const AUTH_HOLDS_SQL = `SELECT ${isSuperSql('+?2')} AS is_super,
   CASE WHEN ?1 IS NULL THEN 0 ELSE ${holdsCodeSql('+?2', '+?1')} END AS has_perm
 WHERE NOT coalesce((SELECT n FROM cache_versions WHERE name = 'menus') = +?3, 0)`;
 
+/**
+ * The session a signed link names is live (as LIVE_SESSION, the link carrying no user id): it
+ * exists, is not revoked or expired, and its user is enabled. Binds the session id and now; a
+ * condition for the link's file read (modules/files), so the check rides in that statement.
+ */
+export const LINK_SESSION_LIVE = `EXISTS (SELECT 1 FROM sessions ls JOIN users lu ON lu.id = ls.user_id
+  WHERE ls.id = +? AND ls.revoked_at IS NULL AND ls.expires_at > +? AND lu.status = 'enabled')`;
+
 /** The session statement's 401 (ended, revoked, expired, or its user disabled or deleted). */
 export const SESSION_ENDED = 'Session has ended, please log in again';
 
@@ -56,15 +65,10 @@ interface Holdings {
 }
 
 /** Per app (the object the guard hands in: its deps) and user; bounded, emptied when full. */
-const holdingsOf = new WeakMap<object, Map<number, Holdings>>();
+const HOLDINGS = Symbol('holdings');
 const USERS_HELD = 10_000;
 const NO_CODE = '';
-
-function holdingsCache(owner: object): Map<number, Holdings> {
-  let m = holdingsOf.get(owner);
-  if (!m) holdingsOf.set(owner, (m = new Map()));
-  return m;
-}
+const holdingsCache = (owner: object) => perApp(owner, HOLDINGS, () => new Map<number, Holdings>());
 
 /**
  * The caller's check for one request (db/runner.ts): `code` is the route's permission code (null:

@@ -3,6 +3,7 @@ import type { Caller } from '../core/caller.ts';
 import { guardStatement } from '../db/guards.ts';
 import { SUPER_ADMIN_ROLE } from '../core/permissions.ts';
 import { hasKind, scopeAll, scopeOrgs, userInScope } from './data-scope.ts';
+import type { DataScopeKind } from '../db/schema.ts';
 
 /**
  * Containment (contract: "Delegation: who may act on whom"): a caller who is not a super admin
@@ -74,3 +75,79 @@ export function userStaysInScopeGuard(auth: Caller, targets: RawBuilder<unknown>
   ];
 }
 
+
+/** A data scope given as values: what a role is about to get (add, edit, grantDataScope). */
+export interface ScopeValue {
+  kind: DataScopeKind;
+  orgIds: readonly number[];
+}
+
+/**
+ * "Nobody widens themselves": `scope` (values, not yet written) is wider than `caller`'s scope as
+ * it stands when this runs. Kinds are compared as rolesOutsideAuthority compares a role's: `all`
+ * needs `all`; `orgAndBelow` needs `orgAndBelow`; `org` needs `org` or `orgAndBelow`; a `custom`
+ * list needs every organisation below its entries in the caller's scope; `self` is never wider.
+ * Put BEFORE the writes: judged after them, a caller editing a role they hold would be judged by
+ * the scope the write just gave them.
+ */
+export function scopeWiderThanCaller(caller: number, scope: ScopeValue): RawBuilder<boolean> {
+  switch (scope.kind) {
+    case 'self':
+      return sql<boolean>`0`;
+    case 'all':
+      return sql<boolean>`NOT ${scopeAll(caller)}`;
+    case 'orgAndBelow':
+      return sql<boolean>`NOT (${scopeAll(caller)} OR ${hasKind(caller, 'orgAndBelow')})`;
+    case 'org':
+      return sql<boolean>`NOT (${scopeAll(caller)} OR ${hasKind(caller, 'org')} OR ${hasKind(caller, 'orgAndBelow')})`;
+    case 'custom':
+      return sql<boolean>`(NOT ${scopeAll(caller)} AND EXISTS (SELECT 1 FROM json_each(${JSON.stringify(scope.orgIds)}) wj
+        JOIN org_closure woc ON woc.ancestor_id = wj.value WHERE woc.descendant_id NOT IN ${scopeOrgs(caller)}))`;
+  }
+}
+
+/** Guard (none for a super admin), before the writes: the scope given is no wider than the caller's own (403 widens_scope). */
+export function scopeWidensGuard(auth: Caller, scope: ScopeValue): CompiledQuery[] {
+  if (auth.isSuperAdmin || scope.kind === 'self') return [];
+  return [guardStatement('widens_scope', scopeWiderThanCaller(auth.userId, scope))];
+}
+
+/**
+ * "A role belongs to its holders": some user holding one of `roleIds` (SQL list or subquery) is
+ * outside `caller`'s data scope. Changing such a role would change that user's powers, i.e. act on
+ * someone the caller cannot see. Nobody is outside a scope `all` (userInScope says so at once);
+ * the caller's own hold does not count (what they may do to themselves is the other guards' job).
+ */
+export const roleHeldOutsideScope = (caller: number, roleIds: RawBuilder<unknown>) =>
+  sql<boolean>`EXISTS (SELECT 1 FROM user_role hr JOIN users hu ON hu.id = hr.user_id
+    WHERE hr.role_id IN ${roleIds} AND hu.id <> ${caller} AND NOT ${userInScope(caller, sql.ref('hu.id'), sql.ref('hu.org_id'))})`;
+
+/** Guard (none for a super admin), before the writes: every holder of the roles is in the caller's scope (403 role_held_outside). */
+export function roleHoldersGuard(auth: Caller, roleIds: RawBuilder<unknown>): CompiledQuery[] {
+  if (auth.isSuperAdmin) return [];
+  return [guardStatement('role_held_outside', roleHeldOutsideScope(auth.userId, roleIds))];
+}
+
+/**
+ * Guard (none for a super admin, none on someone else), before the writes: a caller does not give
+ * themselves a role they do not hold yet, nor move themselves to another organisation (403
+ * self_grant). The containment guards compare a target with the caller; here the two are one
+ * person, and the write would widen the very yardstick it is judged by. Giving a role up, or
+ * re-sending the same set or organisation, is fine.
+ */
+export function selfGrantGuard(auth: Caller, userId: number, change: { roleIds?: readonly number[] | undefined; orgId?: number | null | undefined }): CompiledQuery[] {
+  if (auth.isSuperAdmin || userId !== auth.userId) return [];
+  const out: CompiledQuery[] = [];
+  if (change.roleIds !== undefined && change.roleIds.length > 0) {
+    out.push(
+      guardStatement(
+        'self_grant',
+        sql`EXISTS (SELECT 1 FROM json_each(${JSON.stringify(change.roleIds)}) sj WHERE sj.value NOT IN (SELECT sg.role_id FROM user_role sg WHERE sg.user_id = ${userId}))`,
+      ),
+    );
+  }
+  if (change.orgId !== undefined) {
+    out.push(guardStatement('self_grant', sql`NOT EXISTS (SELECT 1 FROM users sm WHERE sm.id = ${userId} AND sm.org_id IS ${change.orgId})`));
+  }
+  return out;
+}

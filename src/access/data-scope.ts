@@ -1,6 +1,8 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
+import type { Caller } from '../core/caller.ts';
 import { SUPER_ADMIN_ROLE } from '../core/permissions.ts';
-import { sqlText } from '../db/compile.ts';
+import { qb, sqlText } from '../db/compile.ts';
+import { guardStatement } from '../db/guards.ts';
 import type { Runner } from '../db/runner.ts';
 
 /**
@@ -183,3 +185,15 @@ export function userColumnFilter(scope: CallerScope, callerId: number, userCol: 
 export const rowOfUserInScope = (caller: number, userCol: RawBuilder<unknown>) =>
   sql<boolean>`(${scopeAll(caller)} OR EXISTS (SELECT 1 FROM users ru WHERE ru.id = ${userCol}
     AND ${userInScope(caller, sql.ref('ru.id'), sql.ref('ru.org_id'))}))`;
+
+/**
+ * "Backups hold every row": the statement (for a read plan: it travels with the rows it guards)
+ * saying whether `userId`'s scope is `all` (`all_` 1/0; a super admin's is), and the same rule as
+ * a guard for the head of a write batch (none for a super admin; 403 scope_all_only).
+ */
+export const scopeAllStatement = (userId: number) => sql<{ all_: number }>`SELECT ${scopeAll(userId)} AS all_`.compile(qb);
+export const scopeAllOf = (rows: readonly unknown[] | undefined) => (rows?.[0] as { all_?: number } | undefined)?.all_ === 1;
+export function scopeAllGuard(auth: Caller): CompiledQuery[] {
+  if (auth.isSuperAdmin) return [];
+  return [guardStatement('scope_all_only', sql`NOT ${scopeAll(auth.userId)}`)];
+}

@@ -108,10 +108,32 @@ export function changedRolesHeldGuard(auth: Caller, user: RawBuilder<unknown>, r
   ];
 }
 
-/** Guard (none for a super admin): the caller holds `code` when the batch runs (what callerHolds answers early). */
+/**
+ * Guard (none for a super admin): the caller holds `code` when the batch runs (what callerHolds
+ * answers early). For a field that does another operation's job (403 code_required): put it
+ * before the writes.
+ */
 export function holdsGuard(auth: Caller, code: PermissionCode): CompiledQuery[] {
   if (auth.isSuperAdmin) return [];
-  return [guardStatement('outside_authority', sql`NOT ${sql.raw(holdsCodeSql(String(Number(auth.userId)), `'${code.replaceAll("'", "''")}'`))}`)];
+  return [guardStatement('code_required', sql`NOT ${sql.raw(holdsCodeSql(String(Number(auth.userId)), `'${code.replaceAll("'", "''")}'`))}`)];
+}
+
+/**
+ * "Menus carry codes": guard (none for a super admin), before the writes, that every menu among
+ * `menuIds` (SQL list or subquery) carrying a code carries one the caller holds right now, through
+ * an enabled role and an enabled menu (403 menu_code_not_held). A disabled menu's code is held by
+ * nobody, so only a super admin switches a disabled code back on; a menu without a code is any
+ * holder's of the operation.
+ */
+export function menuCodesHeldGuard(auth: Caller, menuIds: RawBuilder<unknown>): CompiledQuery[] {
+  if (auth.isSuperAdmin) return [];
+  return [
+    guardStatement(
+      'menu_code_not_held',
+      sql`EXISTS (SELECT 1 FROM menus hm WHERE hm.id IN ${menuIds} AND hm.permission IS NOT NULL
+        AND NOT ${sql.raw(holdsCodeSql(String(Number(auth.userId)), 'hm.permission'))})`,
+    ),
+  ];
 }
 
 /** Roles added or removed when a user's set becomes `next`. */

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Caller } from '../core/caller.ts';
 import { pageStatements, type PageOptions, type PageRequest, type PageResult } from '../core/pagination.ts';
 import { qb } from '../db/compile.ts';
-import type { Stmt } from '../db/plan.ts';
+import { readsOf, type Stmt } from '../db/plan.ts';
 import type { Runner } from '../db/runner.ts';
 import { callerScope, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userColumnFilter, type CallerScope } from './data-scope.ts';
 
@@ -49,16 +49,13 @@ export async function scopedPage<S extends string, Row, R>(
   if (run.knownSuper || !run.oneTrip) {
     const scope = run.knownSuper ? undefined : filter(await callerScope(run), userId);
     const page = pageStatements(req, options(scope));
-    const rows = await run.read({ reads: [...page.statements, ...extra], finish: (r) => r });
+    const rows = await run.read(readsOf(...page.statements, ...extra));
     return { page: page.finish(rows.slice(0, page.statements.length)), extra: rows.slice(page.statements.length) };
   }
   const all = scopeAll(userId);
   const wide = pageStatements(req, { ...options(undefined), gate: all });
   const narrow = pageStatements(req, { ...options(filter('sql', userId)), gate: sql`NOT ${all}` });
-  const [flag = [], ...rows] = await run.read({
-    reads: [sql`SELECT ${all} AS all_`.compile(qb), ...wide.statements, ...narrow.statements, ...extra],
-    finish: (r) => r,
-  });
+  const [flag = [], ...rows] = await run.read(readsOf(sql`SELECT ${all} AS all_`.compile(qb), ...wide.statements, ...narrow.statements, ...extra));
   // The two may differ in length (a part-of search is one statement unless its filters bind too many values).
   const n = wide.statements.length;
   const m = narrow.statements.length;

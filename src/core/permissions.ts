@@ -17,6 +17,14 @@ export const PERMISSION_CODES = [
   'sys:online:page', 'sys:online:forceLogout',
   'sys:monitor:server', 'sys:monitor:cache',
   'sys:backup:page', 'sys:backup:create', 'sys:backup:download', 'sys:backup:delete',
+  'sys:job:page', 'sys:job:detail', 'sys:job:edit', 'sys:job:changeStatus', 'sys:job:run',
+  'sys:jobLog:page', 'sys:jobLog:delete', 'sys:jobLog:clear',
+  // Standard modules (migrations 0020, 0021)
+  'sys:dictType:page', 'sys:dictType:detail', 'sys:dictType:add', 'sys:dictType:edit', 'sys:dictType:delete',
+  'sys:dictData:page', 'sys:dictData:detail', 'sys:dictData:add', 'sys:dictData:edit', 'sys:dictData:delete',
+  'sys:config:page', 'sys:config:detail', 'sys:config:add', 'sys:config:edit', 'sys:config:delete',
+  'sys:notice:page', 'sys:notice:detail', 'sys:notice:add', 'sys:notice:edit', 'sys:notice:delete',
+  'sys:post:page', 'sys:post:list', 'sys:post:detail', 'sys:post:add', 'sys:post:edit', 'sys:post:delete',
 ] as const;
 
 export type PermissionCode = (typeof PERMISSION_CODES)[number];

@@ -1,4 +1,5 @@
 import { PREFIX_TREE_DEPTH } from './log-counts.ts';
+import { CACHE_NAMES } from './versions.ts';
 
 /**
  * Tables whose rows are DERIVED from others and kept by triggers (the app never writes them).
@@ -43,6 +44,7 @@ export const DERIVED_TABLES: Readonly<Record<string, { rebuild: string }>> = {
   // a version an isolate may already hold for other rows (restoring into a live D1): a new one far
   // above any counter (milliseconds since the epoch, plus a random part).
   cache_versions: {
-    rebuild: `DELETE FROM cache_versions; INSERT INTO cache_versions (name, n) VALUES ('menus', CAST(strftime('%s', 'now') AS INTEGER) * 1000 + abs(random() % 1000));`,
+    rebuild: `DELETE FROM cache_versions; INSERT INTO cache_versions (name, n) SELECT value, CAST(strftime('%s', 'now') AS INTEGER) * 1000 + abs(random() % 1000)
+  FROM json_each('${JSON.stringify(CACHE_NAMES)}');`,
   },
 };

@@ -34,16 +34,48 @@ export const GUARD_RULES = {
   // keeps these in auth_guard_failures): a session ended or a code removed after the judgement.
   session_ended: { code: 'UNAUTHORIZED', message: 'Session has ended, please log in again' },
   not_permitted: { code: 'FORBIDDEN', message: 'Insufficient permission' },
+  // Standard modules (migrations/0020 and 0021 keep these in tables of their own).
+  config_builtin: { code: 'BAD_REQUEST', message: 'ids: a built-in parameter cannot be deleted' },
+  post_in_use: { code: 'BAD_REQUEST', message: 'ids: a post that users still hold cannot be deleted; take it from them first' },
+  post_unknown: { code: 'BAD_REQUEST', message: 'postIds: a post does not exist (any more)' },
+  // Delegation closed on every path (migrations/0019_closure_guards.sql keeps these in
+  // delegation_guard_failures). Each is judged BEFORE the writes of its batch.
+  widens_scope: { code: 'FORBIDDEN', message: 'dataScope: you cannot give a role a data scope wider than your own' },
+  role_held_outside: {
+    code: 'FORBIDDEN',
+    message: 'Refused: outside your authority (the role is held by a user outside your data scope; changing it would change their powers)',
+  },
+  menu_code_not_held: {
+    code: 'FORBIDDEN',
+    message: 'Refused: outside your authority (the menu carries a permission code that you do not hold, or that is disabled)',
+  },
+  code_required: { code: 'FORBIDDEN', message: 'Refused: a field of this request also requires the permission code of the operation it does' },
+  self_grant: { code: 'FORBIDDEN', message: 'Refused: you cannot give yourself a role or move yourself to another organisation; ask another administrator' },
+  scope_all_only: { code: 'FORBIDDEN', message: 'Backups hold every row: only a caller whose data scope is `all` may use them' },
 } as const satisfies Record<string, { code: ErrorCode; message: string }>;
 export type GuardRule = keyof typeof GUARD_RULES;
 /** The CHECK constraint of each rule is named `guard_<rule>` (migrations/0004); drivers put that name in the error. */
 const FAILED_RULE = new RegExp(`\\bguard_(${Object.keys(GUARD_RULES).join('|')})\\b`);
 const ACCESS_RULES: readonly GuardRule[] = ['outside_authority', 'out_of_scope', 'org_cycle', 'org_in_use'];
 const AUTH_RULES: readonly GuardRule[] = ['session_ended', 'not_permitted'];
+/** Rules with a table of their own (the migration that added them), besides the ones below. */
+const OWN_TABLE: Partial<Record<GuardRule, string>> = {
+  config_builtin: 'dict_config_guard_failures',
+  post_in_use: 'notice_post_guard_failures',
+  post_unknown: 'notice_post_guard_failures',
+};
+const DELEGATION_RULES: readonly GuardRule[] = ['widens_scope', 'role_held_outside', 'menu_code_not_held', 'code_required', 'self_grant', 'scope_all_only'];
 
 /** The table whose CHECK constraints refuse `rule` (one per migration that added rules). */
 export const guardTable = (rule: GuardRule) =>
-  AUTH_RULES.includes(rule) ? 'auth_guard_failures' : ACCESS_RULES.includes(rule) ? 'access_guard_failures' : 'guard_failures';
+  OWN_TABLE[rule] ??
+  (AUTH_RULES.includes(rule)
+    ? 'auth_guard_failures'
+    : ACCESS_RULES.includes(rule)
+      ? 'access_guard_failures'
+      : DELEGATION_RULES.includes(rule)
+        ? 'delegation_guard_failures'
+        : 'guard_failures');
 
 /** A statement that fails (rolling back its batch) when `brokenWhen` is true at that point of the batch. */
 export function guardStatement(rule: GuardRule, brokenWhen: RawBuilder<unknown>): CompiledQuery {
@@ -52,7 +84,11 @@ export function guardStatement(rule: GuardRule, brokenWhen: RawBuilder<unknown>)
 }
 
 /** Fails the batch unless the row still has the version the client read (optimistic locking). */
-export function versionGuard(table: 'users' | 'roles' | 'orgs' | 'menus', id: number, version: number): CompiledQuery {
+export function versionGuard(
+  table: 'users' | 'roles' | 'orgs' | 'menus' | 'jobs' | 'dict_types' | 'dict_data' | 'configs' | 'notices' | 'posts',
+  id: number,
+  version: number,
+): CompiledQuery {
   return guardStatement('stale_version', sql`NOT EXISTS (SELECT 1 FROM ${sql.table(table)} WHERE id = ${id} AND version = ${version})`);
 }
 

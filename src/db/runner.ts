@@ -60,6 +60,15 @@ export class Runner {
     this.replica = replica;
   }
 
+  /**
+   * A runner over the same database with no caller and no meter: for work a request starts but does
+   * not own (a job run now), which runs as the scheduler's would, outside the request's auth guards
+   * and its round-trip count.
+   */
+  detached(): Runner {
+    return new Runner(this.primary);
+  }
+
   /** Where a batch of reads is one round trip (D1): worth sending speculative statements together. */
   get oneTrip(): boolean {
     return this.primary.readMany.oneTrip === true;
@@ -74,11 +83,6 @@ export class Runner {
     this.userId = check.userId;
     this.sessionId = check.sessionId;
     this.toReplica = replicaReads && this.replica !== undefined;
-  }
-
-  /** True once the auth statement has been sent (its verdict may still be on its way); always on routes without authentication. */
-  get judgedOrOpen(): boolean {
-    return this.check === undefined || this.verdict !== undefined;
   }
 
   /** The caller is known to be a super admin (false while the auth row has not been read). */

@@ -21,8 +21,19 @@ export interface Database {
   org_user_counts: { org_id: number; n: number };
   role_scope_org: { role_id: number; org_id: number };
   backups: BackupsTable;
+  /** Scheduled jobs and their runs (0022, modules/jobs). */
+  jobs: JobsTable;
+  job_log: JobLogTable;
   /** Versions of what a process may cache, bumped by triggers (0018, db/versions.ts). */
   cache_versions: { name: string; n: number };
+  // Standard modules (migrations 0020, 0021).
+  dict_types: DictTypesTable;
+  dict_data: DictDataTable;
+  configs: ConfigsTable;
+  notices: NoticesTable;
+  notice_reads: { user_id: number; notice_id: number; read_at: string };
+  posts: PostsTable;
+  user_post: { user_id: number; post_id: number };
 }
 
 export type Status = 'enabled' | 'disabled';
@@ -199,4 +210,100 @@ export interface BackupsTable {
   created_at: string;
   finished_at: string | null;
   error_msg: string | null;
+}
+
+export type DictTagType = 'default' | 'primary' | 'success' | 'info' | 'warning' | 'danger';
+
+export interface DictTypesTable {
+  id: Generated<number>;
+  name: string;
+  code: string;
+  status: Status;
+  remark: string | null;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DictDataTable {
+  id: Generated<number>;
+  type_code: string;
+  label: string;
+  value: string;
+  sort: Generated<number>;
+  status: Status;
+  tag_type: DictTagType;
+  css_class: string | null;
+  is_default: number;
+  remark: string | null;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConfigsTable {
+  id: Generated<number>;
+  name: string;
+  config_key: string;
+  config_value: string;
+  type: 'builtIn' | 'custom';
+  remark: string | null;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NoticesTable {
+  id: Generated<number>;
+  title: string;
+  type: 'notice' | 'announcement';
+  content: string;
+  status: 'draft' | 'published' | 'closed';
+  created_by: number | null;
+  created_by_name: string;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PostsTable {
+  id: Generated<number>;
+  code: string;
+  name: string;
+  sort: Generated<number>;
+  status: Status;
+  remark: string | null;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface JobsTable {
+  id: Generated<number>;
+  name: string;
+  handler: string;
+  cron: string;
+  status: Status;
+  misfire_policy: 'fire' | 'skip';
+  concurrent: number;
+  last_run_at: string | null;
+  next_run_at: string | null;
+  schedule_from: string;
+  claimed_at: string | null;
+  claim_id: string | null;
+  resume: Generated<number>;
+  version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface JobLogTable {
+  id: Generated<number>;
+  job_id: number;
+  job_name: string;
+  status: 'success' | 'failure';
+  message: string;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
 }

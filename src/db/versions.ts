@@ -8,7 +8,9 @@ import type { Stmt } from './plan.ts';
  * in the same batch on the condition (in SQL) that the cache is stale, so a miss costs no round
  * trip either, and a fresh cache costs one index lookup.
  */
-export type CacheName = 'menus';
+/** Every cache name (a row of cache_versions each, bumped by the triggers of its migration). */
+export const CACHE_NAMES = ['menus', 'dicts', 'configs'] as const;
+export type CacheName = (typeof CACHE_NAMES)[number];
 
 /** The statement that reads `name`'s version (one row, `n`). */
 export const versionRead = (name: CacheName): Stmt => ({ sql: `SELECT n FROM cache_versions WHERE name = ?`, parameters: [name] });

@@ -12,7 +12,7 @@ import { workersDeps } from '../adapters/workers/deps.ts';
 import type { R2BucketLike } from '../adapters/workers/r2-blobs.ts';
 import { bootstrapAdmin } from '../modules/users/index.ts';
 import { applyRuoyiMenuPreset } from '../compat/ruoyi/index.ts';
-import { cleanup } from '../modules/maintenance/index.ts';
+import { tick } from '../modules/jobs/index.ts';
 
 /** Bindings and vars from wrangler.toml, secrets, and .dev.vars locally. */
 export interface Env {
@@ -131,7 +131,11 @@ export function createWorker(options: WorkerOptions = {}) {
       return state.app.fetch(request, perRequest, ctx as never);
     },
 
-    /** The cron trigger: expired captchas and sessions, stale rate limits, logs past LOG_RETENTION_DAYS, orphan blobs. */
+    /**
+     * The cron trigger (every minute, wrangler.toml): the scheduler's tick over the jobs table, the
+     * same one the server's timer calls (modules/jobs). What is due runs, claimed in D1 so that
+     * overlapping invocations never run a job twice; one tick stays within one invocation's limits.
+     */
     async scheduled(controller: ScheduledController, env: Env): Promise<void> {
       const state = current(env);
       if (!state.ok) {
@@ -139,10 +143,10 @@ export function createWorker(options: WorkerOptions = {}) {
         return;
       }
       try {
-        const counts = await cleanup(state.deps);
-        state.deps.log.log('info', 'cleanup', { cron: controller.cron, ...counts });
+        const report = await tick(state.deps);
+        state.deps.log.log('info', 'jobs', { cron: controller.cron, ...report });
       } catch (e) {
-        state.deps.log.log('error', 'cleanup failed', { cron: controller.cron, ...errorFields(e) });
+        state.deps.log.log('error', 'scheduler tick failed', { cron: controller.cron, ...errorFields(e) });
         throw e;
       }
     },

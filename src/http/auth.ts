@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { errors as joseErrors, jwtVerify } from 'jose';
 import { callerCheck } from '../access/auth-statement.ts';
 import { AppError } from '../core/errors.ts';
+import { perApp } from '../core/per-app.ts';
 import type { PermissionCode } from '../core/permissions.ts';
 import { verifyLink, type LinkAction } from '../core/signed-links.ts';
 
@@ -21,13 +22,8 @@ interface VerifiedToken {
  * read on every request. Bounded; the oldest entry goes first.
  */
 const VERIFIED_MAX = 10_000;
-const verified = new WeakMap<object, Map<string, VerifiedToken>>();
-
-function verifiedCache(owner: object): Map<string, VerifiedToken> {
-  let m = verified.get(owner);
-  if (!m) verified.set(owner, (m = new Map()));
-  return m;
-}
+const VERIFIED = Symbol('verified tokens');
+const verifiedCache = (owner: object) => perApp(owner, VERIFIED, () => new Map<string, VerifiedToken>());
 
 /** Claims of a verified token; everything else about the caller comes from the session row. */
 export async function verifyToken(c: Context): Promise<VerifiedToken> {
@@ -120,23 +116,26 @@ export const verdictLastWrite: MiddlewareHandler = async (c, next) => {
 };
 
 /**
- * For download/preview: a request carrying `exp`/`sig` is let through on a valid signed link for
+ * For download/preview: a request carrying `exp`/`s`/`sig` is let through on a valid signed link for
  * this action and `id` (no header needed, for `<img src>` and `<a download>`); a bad or expired
- * link is 401. Without them it falls back to the bearer token and the route's code (a plain read:
- * the auth statement travels with the record's read).
+ * link is 401. The session the link names is handed to the route (`linkSession`), whose file read
+ * checks, in the same statement, that the session is still live (401 otherwise): no round trip of
+ * its own. Without them it falls back to the bearer token and the route's code (a plain read: the
+ * auth statement travels with the record's read).
  */
 export function signedOr(code: PermissionCode, action: LinkAction): MiddlewareHandler {
   const bearer = authenticate(code);
   return async (c, next) => {
-    const { id = '', exp, sig } = c.req.query();
+    const { id = '', exp, s: session = '', sig } = c.req.query();
     if (exp === undefined && sig === undefined) return bearer(c, next);
     const deps = c.get('deps');
     const wellFormed = /^[1-9][0-9]{0,15}$/.test(id) && /^[0-9]{1,15}$/.test(exp ?? '') && typeof sig === 'string';
     const verdict = wellFormed
-      ? await verifyLink(await deps.keys.links(), action, Number(id), Number(exp), sig, Math.floor(deps.clock.now() / 1000))
+      ? await verifyLink(await deps.keys.links(), action, Number(id), session, Number(exp), sig, Math.floor(deps.clock.now() / 1000))
       : 'invalid';
     if (verdict === 'expired') throw new AppError('UNAUTHORIZED', 'This link has expired');
     if (verdict !== 'ok') throw new AppError('UNAUTHORIZED', 'Invalid link signature');
+    c.set('linkSession', session);
     await next();
   };
 }

@@ -1,4 +1,4 @@
-/** The header a D1 bookmark travels in, both ways (read replication; see README "Read replication"). */
+/** The header a D1 bookmark travels in, both ways (read replication; see docs/deploy-cloudflare.md, "Read replicas"). */
 export const BOOKMARK_HEADER = 'X-D1-Bookmark';
 
 /**

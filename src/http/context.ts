@@ -15,6 +15,8 @@ declare module 'hono' {
     client: ClientOrigin;
     /** The op-log row's module and action when the path does not name them (the RuoYi dialect). */
     opAction: { module: string; action: string };
+    /** The session a valid signed link names (http/auth.ts signedOr): its file read checks it is live. */
+    linkSession: string;
     /** Set by the error mapper so the op-log recorder can store what the client was told. */
     errorMsg: string;
   }

@@ -27,6 +27,11 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Files: 'File upload, listing and download (`sys:file:*`).',
   Images: 'Image upload (PNG, JPEG, GIF, WebP), listing and preview (`sys:image:*`).',
   Backups: 'Consistent archives of the database and its files (`sys:backup:*`).',
+  Dictionaries:
+    'Dictionary types and their items (`sys:dictType:*`, `sys:dictData:*`), and the cached reads every logged-in user makes for labels, options and tag colours (`sysDict`, ETag/304).',
+  Parameters: 'System parameters (`sys:config:*`); the built-in ones switch behaviours at run time (captcha, initial password).',
+  Notices: 'Notices and announcements with sanitised rich text (`sys:notice:*`), and the latest ones with read marks for every logged-in user.',
+  Posts: 'Posts (job positions) that users hold (`sys:post:*`).',
 };
 
 /** Stable operationId derived from the path: `/app/sysUser/page` → `sysUser_page`, `/auth/login` → `auth_login`. */
@@ -190,7 +195,10 @@ export function buildOpenApiDocument(app: OpenAPIHono<any, any, any>, config: Co
   return doc;
 }
 
-/** The document as served: `servers` names the origin it was fetched from. */
-export function withServer(doc: Obj, origin: string): Obj {
-  return { ...doc, servers: [{ url: origin, description: 'The server this document was fetched from' }] };
+/** The document as served: `servers` from configuration (PUBLIC_URL) or relative, never the request's Host header. */
+export function withServer(doc: Obj, publicUrl: string | undefined): Obj {
+  const server = publicUrl
+    ? { url: publicUrl, description: 'This service (PUBLIC_URL)' }
+    : { url: '/', description: 'The server this document is served from (relative; set PUBLIC_URL to name it)' };
+  return { ...doc, servers: [server] };
 }

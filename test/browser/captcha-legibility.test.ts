@@ -5,7 +5,7 @@
 // That a program cannot read them from the markup is test/captcha-attack.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { randomCaptchaText, renderCaptcha, type GlyphBox } from '../../src/modules/auth/captcha-render.ts';
+import { CAPTCHA_HEIGHT, CAPTCHA_WIDTH, randomCaptchaText, renderCaptcha, type GlyphBox } from '../../src/modules/auth/captcha-render.ts';
 import { hasChromium, launchChromium, inChromium, outputPath } from './support.ts';
 import { mulberry32 } from '../support/rng.ts';
 
@@ -60,7 +60,8 @@ async function measure(page: Page, items: { svg: string; boxes: GlyphBox[] }[], 
         holder.innerHTML = svg;
         document.body.append(holder);
         const root = holder.querySelector('svg')!;
-        const W = root.width.baseVal.value, H = root.height.baseVal.value;
+        // Layout units (the viewBox): what the glyph boxes are given in.
+        const W = root.viewBox.baseVal.width, H = root.viewBox.baseVal.height;
         const img = new Image();
         img.src = 'data:image/svg+xml;base64,' + btoa(svg);
         await img.decode();
@@ -120,7 +121,7 @@ function luminance(css: string): number {
 }
 const contrast = (a: number, b: number) => (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 
-/** Pixels (at 1x, as shown) whose colour differs by more than 16/255 between two SVGs. */
+/** Pixels (at 1x, as shown: the natural size) whose colour differs by more than 16/255 between two SVGs. */
 async function pixelDiffs(page: Page, pairs: [string, string][]): Promise<number[]> {
   return page.evaluate(async (pairs) => {
     const draw = async (svg: string) => {
@@ -158,11 +159,11 @@ beforeAll(async () => {
   measured = await measure(page, samples.map(({ svg, boxes }) => ({ svg, boxes })), SCALE, DARK);
   cancelledDiffs = await pixelDiffs(page, samples.map(({ seed, svg }) => [svg, variant(seed, 'omit')]));
   shownDiffs = await pixelDiffs(page, samples.map(({ seed }) => [variant(seed, 'show'), variant(seed, 'omit')]));
-  // A sheet of 20 at 3x for a person to look at (test-output/captcha-samples.png).
+  // A sheet of 20 at their natural size for a person to look at (test-output/captcha-samples.png).
   await page.setContent(
     `<body style="margin:0;background:#fff;font:14px monospace">${samples
       .slice(0, 20)
-      .map((x) => `<div style="display:inline-block;margin:4px;text-align:center"><img width="360" height="120" src="data:image/svg+xml;base64,${btoa(x.svg)}"><br>${x.text}</div>`)
+      .map((x) => `<div style="display:inline-block;margin:4px;text-align:center"><img src="data:image/svg+xml;base64,${btoa(x.svg)}"><br>${x.text}</div>`)
       .join('')}</body>`,
   );
   await page.screenshot({ path: outputPath('captcha-samples.png'), fullPage: true });
@@ -173,10 +174,10 @@ afterAll(async () => {
 });
 
 describe.skipIf(!hasChromium)(inChromium(`captcha legibility over ${COUNT} captchas in Chromium`), () => {
-  test('each is a 120x40 image of one path, every glyph inside the canvas and big enough', () => {
+  test(`each is a ${CAPTCHA_WIDTH}x${CAPTCHA_HEIGHT} image of one path, every glyph inside the canvas and big enough`, () => {
     measured.forEach((m, i) => {
       const { seed, boxes, text } = samples[i]!;
-      expect({ seed, natural: m.natural, paths: m.paths }).toEqual({ seed, natural: [120, 40], paths: 1 });
+      expect({ seed, natural: m.natural, paths: m.paths }).toEqual({ seed, natural: [CAPTCHA_WIDTH, CAPTCHA_HEIGHT], paths: 1 });
       expect(boxes).toHaveLength(text.length);
       for (const g of boxes) {
         expect(g.minX).toBeGreaterThanOrEqual(0);
@@ -229,12 +230,13 @@ describe.skipIf(!hasChromium)(inChromium(`captcha legibility over ${COUNT} captc
   // Cancelled glyphs (whole glyph outlines drawn twice with opposite windings, there to mislead a
   // program that reads outlines) must not show. Antialiasing does not cancel coincident opposite
   // edges exactly, so a few pixels along them change slightly; measured: at most ~1 % of the
-  // 4800 pixels by more than 16/255, where showing the same glyphs changes 7-16 %.
+  // pixels by more than 16/255, where showing the same glyphs changes 7-16 %.
   test('the cancelled glyphs do not show: the pixels hardly differ from the same captcha without them', () => {
+    const pixels = CAPTCHA_WIDTH * CAPTCHA_HEIGHT;
     cancelledDiffs.forEach((n, i) => {
       const seed = samples[i]!.seed;
-      expect({ seed, invisible: n < 0.015 * 4800 }).toEqual({ seed, invisible: true });
-      expect({ seed, wouldShow: shownDiffs[i]! > 0.04 * 4800 }).toEqual({ seed, wouldShow: true });
+      expect({ seed, invisible: n < 0.015 * pixels }).toEqual({ seed, invisible: true });
+      expect({ seed, wouldShow: shownDiffs[i]! > 0.04 * pixels }).toEqual({ seed, wouldShow: true });
     });
   });
 });

@@ -329,7 +329,12 @@ describe.skipIf(!ready)(title, () => {
     expect(assetFailures).toEqual([]);
     // The calls reached our server under the prefix and were answered by it.
     expect(calls.every((c) => /^[0-9a-f]{32}$/.test(c.traceId ?? ''))).toBe(true);
-    const ops = api.output().map((l) => JSON.parse(l)).filter((e) => e.msg === 'request' && e.path?.startsWith(`${PREFIX}/`));
+    const ops = api
+      .output()
+      // The server's log lines are JSON; the start-up banner is plain text for people.
+      .filter((line) => line.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.msg === 'request' && e.path?.startsWith(`${PREFIX}/`));
     expect(ops.length).toBeGreaterThan(20);
     await page.close();
   }, 300_000);

@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,6 +120,8 @@ export async function localServer(
   env: Record<string, string> = {},
   wrap: (argv: string[]) => string[] = (argv) => argv,
 ): Promise<Target> {
+  // Outside ./data the server creates only the last part of a path: the install's folder is made here.
+  mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const dbPath = join(dir, 'admin.db');
   const [cmd, ...args] = wrap(serverCommand(runtime));

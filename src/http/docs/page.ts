@@ -3,7 +3,9 @@
  * code that could change under us or see the admin's token. A small page that renders
  * /openapi.json (grouped by tag, with each operation's permission code, request and response
  * schemas) and can send a request with a pasted token. Its script and style are served from
- * /docs/ beside it, so a strict Content-Security-Policy (self only) holds.
+ * /docs/ beside it, so a strict Content-Security-Policy (self only) holds. A login helper at the
+ * top shows the captcha as an image, logs in and fills the token field that "Send" uses; any
+ * response holding an image data URL (the captcha) is shown as the image too.
  */
 export const DOCS_HTML = `<!doctype html>
 <html lang="en">
@@ -19,9 +21,20 @@ export const DOCS_HTML = `<!doctype html>
 <header>
   <h1>Edge Admin API</h1>
   <p>Rendered from <a href="/openapi.json">/openapi.json</a>. Every response is the envelope {status, msg, data, traceId}.</p>
+  <form id="login" class="bar login">
+    <input id="login-name" placeholder="Login name" value="admin" autocomplete="username" aria-label="Login name">
+    <input id="login-password" type="password" placeholder="Password" autocomplete="current-password" aria-label="Password">
+    <span id="captcha" class="captcha" hidden>
+      <button type="button" id="captcha-new" title="Show another code"><img id="captcha-img" alt="Verification code (click for another)"></button>
+      <input id="captcha-code" placeholder="Code in the picture" autocomplete="off" aria-label="Verification code">
+    </span>
+    <button type="submit" id="login-submit">Log in</button>
+    <button type="button" id="logout" hidden>Log out</button>
+    <span id="login-status" role="status"></span>
+  </form>
   <div class="bar">
     <input id="filter" type="search" placeholder="Filter by path, summary or permission" autocomplete="off">
-    <input id="token" type="password" placeholder="Bearer token for “Send” (kept in this tab only)" autocomplete="off">
+    <input id="token" type="password" placeholder="Bearer token for “Send” (filled by Log in; kept in this tab only)" autocomplete="off">
   </div>
 </header>
 <main id="ops"><p>Loading…</p></main>
@@ -44,13 +57,67 @@ summary{cursor:pointer;padding:8px 12px;display:flex;gap:10px;align-items:baseli
 .body{padding:4px 14px 12px;border-top:1px solid #eef0f3}
 pre{background:#f3f4f6;padding:8px;overflow:auto;border-radius:4px;font-size:13px}
 textarea{width:100%;min-height:90px;font:13px monospace} button{margin-top:6px;padding:4px 12px}
+.login{align-items:center;flex-wrap:wrap} .login input{flex:0 1 180px} .login button{margin-top:0}
+.captcha{display:inline-flex;gap:8px;align-items:center} .captcha[hidden]{display:none}
+.captcha button{padding:0;border:1px solid #c4c9d0;background:#fff;cursor:pointer;line-height:0}
+#login-status{color:#555} #login-status.error{color:#b00020}
+img.shown{display:block;margin:6px 0;border:1px solid #dde1e6} img.shown[hidden]{display:none}
 `;
 
 export const DOCS_JS = `
 'use strict';
 (async () => {
   const main = document.getElementById('ops');
+  const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
+  /** The envelope of a call to this service: {status, msg, data} (a network failure as status 0). */
+  const call = async (path, init) => {
+    try { const res = await fetch(path, init); return await res.json(); }
+    catch (e) { return { status: 0, msg: String(e), data: null }; }
+  };
+
+  // --- Login helper: the captcha as a picture, the token into the field "Send" uses -------------
+  let codeKey = null;
+  const status = (text, error) => { $('login-status').textContent = text; $('login-status').className = error ? 'error' : ''; };
+  const loadCaptcha = async () => {
+    const r = await call('/auth/captcha');
+    if (r.status !== 200) { status(r.msg, true); return; }
+    codeKey = r.data.codeKey;
+    $('captcha').hidden = !r.data.enabled;
+    $('captcha-code').value = '';
+    if (r.data.enabled) $('captcha-img').src = r.data.image;
+  };
+  $('captcha-new').addEventListener('click', () => void loadCaptcha());
+  $('login').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    $('login-submit').disabled = true;
+    const body = { loginName: $('login-name').value.trim(), password: $('login-password').value };
+    if (codeKey) { body.codeKey = codeKey; body.securityCode = $('captcha-code').value.trim(); }
+    const r = await call('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    $('login-submit').disabled = false;
+    if (r.status === 200) {
+      $('token').value = r.data.token;
+      $('login-password').value = '';
+      $('logout').hidden = false;
+      $('captcha').hidden = true;
+      codeKey = null;
+      status('Logged in as ' + body.loginName + ': the token is filled in for “Send”.', false);
+    } else {
+      status(r.msg, true);
+      // Right or wrong, the attempt used the code up.
+      await loadCaptcha();
+    }
+  });
+  $('logout').addEventListener('click', async () => {
+    const token = $('token').value.trim();
+    if (token) await call('/auth/logout', { method: 'POST', headers: { authorization: 'Bearer ' + token } });
+    $('token').value = '';
+    $('logout').hidden = true;
+    status('Logged out.', false);
+    await loadCaptcha();
+  });
+  void loadCaptcha();
+
   let doc;
   try {
     const res = await fetch('/openapi.json');
@@ -124,6 +191,9 @@ export const DOCS_JS = `
       input.placeholder = method === 'get' ? 'query string, e.g. id=1' : 'JSON body';
       const send = el('button', '', 'Send');
       const out = el('pre', '', '');
+      const shot = el('img', 'shown');
+      shot.alt = 'Image in the response';
+      shot.hidden = true;
       send.addEventListener('click', async () => {
         const headers = {};
         const token = document.getElementById('token').value.trim();
@@ -138,9 +208,13 @@ export const DOCS_JS = `
           let shown = text;
           try { shown = JSON.stringify(JSON.parse(text), null, 2); } catch {}
           out.textContent = res.status + '\\n' + shown;
+          // An image in the answer (the captcha's data URL) is shown as one, not only as text.
+          const image = /"(data:image\\/(?:svg\\+xml|png|jpeg|gif|webp);base64,[A-Za-z0-9+\\/=]+)"/.exec(text);
+          shot.hidden = !image;
+          if (image) shot.src = image[1];
         } catch (e) { out.textContent = String(e); }
       });
-      if (!reqSchema || reqSchema[0] === 'application/json') tryIt.append(input, send, out);
+      if (!reqSchema || reqSchema[0] === 'application/json') tryIt.append(input, send, out, shot);
       body.append(tryIt);
       d.append(body);
       main.append(d);

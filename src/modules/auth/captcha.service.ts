@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Ports } from '../../core/ports.ts';
 import { constantTimeEqual, hmacHex } from '../../core/keys.ts';
 import { tooMany } from '../../core/errors.ts';
@@ -7,7 +8,8 @@ import { resultsOf } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import { randomCaptchaText, renderCaptcha, type Rng } from './captcha-render.ts';
 import { captchaPng } from './captcha-raster.ts';
-import { hit } from './rate-limit.ts';
+import { hitQuery } from './rate-limit.ts';
+import { captchaOnSql } from '../config/index.ts';
 
 /** Crypto-strength randomness in [0,1) for the captcha text and its drawing, drawn in blocks. */
 export function cryptoRng(): Rng {
@@ -33,16 +35,25 @@ function base64(data: string | Uint8Array): string {
   return btoa(bin);
 }
 
+/** Whether the captcha is on now (the parameter sys.account.captchaEnabled, else CAPTCHA_ENABLED), as a statement's one row (`on_`). */
+export const captchaStateQuery = (deps: Ports) => sql<{ on_: number }>`SELECT ${captchaOnSql(deps.config.CAPTCHA_ENABLED)} AS on_`.compile(qb);
+
+/** The answer of captchaStateQuery's result. */
+export const captchaOn = (result: { rows: unknown[] } | undefined) => (result?.rows[0] as { on_?: number } | undefined)?.on_ === 1;
+
 /**
  * A new captcha: its row (the answer as an HMAC) and its picture, an SVG data URL, or with
  * `format: 'png'` a PNG one (the same picture as pixels, for clients that show raster images only).
  */
 export async function issueCaptcha(deps: Ports, run: Runner, ip: string, format: 'svg' | 'png' = 'svg') {
-  if (!deps.config.CAPTCHA_ENABLED) return { codeKey: null, image: null, expiresIn: 0, enabled: false };
   const rule = { limit: deps.config.CAPTCHA_PER_MINUTE, windowMs: 60_000 };
-  const counted = await hit(run, deps.clock, `captcha:${ip}`, rule);
+  // One batch: whether the captcha is on now, and this request counted only if it is.
+  const on = sql`${captchaOnSql(deps.config.CAPTCHA_ENABLED)} = 1`;
+  const [state, hit] = await run.record([captchaStateQuery(deps), hitQuery(deps.clock, `captcha:${ip}`, rule, { onlyWhen: on }).compile()]);
+  if (!captchaOn(state)) return { codeKey: null, image: null, expiresIn: 0, enabled: false };
+  const counted = hit?.rows[0] as { count: number; window_start: string };
   if (counted.count > rule.limit) {
-    throw tooMany((Date.parse(counted.windowStart) + rule.windowMs - deps.clock.now()) / 1000, 'Too many verification code requests, try again later');
+    throw tooMany((Date.parse(counted.window_start) + rule.windowMs - deps.clock.now()) / 1000, 'Too many verification code requests, try again later');
   }
   const rng = cryptoRng();
   const text = randomCaptchaText(rng);

@@ -7,7 +7,7 @@ import { isoNow } from '../../core/time.ts';
 import { qb } from '../../db/compile.ts';
 import { resultsOf } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
-import { captchaMatches, consumeCaptchaQuery } from './captcha.service.ts';
+import { captchaMatches, captchaOn, captchaStateQuery, consumeCaptchaQuery } from './captcha.service.ts';
 import { hitQuery, lockedForQuery, lockedMs, releaseQuery, reserved, reserveQuery, type Subject } from './rate-limit.ts';
 import { signSessionToken } from './session.ts';
 import type { LoginInput } from './auth.schemas.ts';
@@ -41,6 +41,14 @@ export function dummyHash(hasher: PasswordHasher): string {
   return hasher.dummy ?? OWASP_DUMMY;
 }
 
+/**
+ * The user a login attempt concerns ("What scope filters": a failed login for an existing login
+ * name carries its userId, so the admins whose scope holds that user see the attack on them):
+ * the id when known, else looked up by the name in the insert itself (NULL for an unknown name).
+ */
+const userOfName = (loginName: string, userId: number | null) =>
+  userId ?? sql<number | null>`(SELECT ul.id FROM users ul WHERE ul.login_name = ${loginName} COLLATE NOCASE)`;
+
 /** The columns of a login-log row other than its outcome (status, msg). */
 function loginLogFacts(clock: Clock, client: LoginClient, loginName: string, userId: number | null) {
   return {
@@ -66,14 +74,16 @@ export function loginLogRow(
   msg: string,
   userId: number | null,
 ) {
+  const facts = loginLogFacts(clock, client, loginName, userId);
   return qb
     .insertInto('login_log')
-    .values({ ...loginLogFacts(clock, client, loginName, userId), status, msg: msg.slice(0, 300) })
+    .values({ ...facts, user_id: userOfName(facts.login_name, userId), status, msg: msg.slice(0, 300) })
     .compile();
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TOO_MANY = 'Too many failed login attempts, try again later';
+const WRONG_CODE = 'securityCode: the verification code is wrong or has expired';
 /** How long an attempt waits for a throttle slot held by attempts still in flight. */
 const SLOT_WAIT_MS = 15_000;
 const SLOT_POLL_MS = 20;
@@ -94,19 +104,18 @@ export async function login(deps: Ports, run: Runner, input: LoginInput, client:
     throw err;
   };
 
-  let codeKey = '';
-  let answer = '';
-  if (config.CAPTCHA_ENABLED) {
-    codeKey = input.codeKey?.trim() ?? '';
-    answer = input.securityCode?.trim() ?? '';
-    if (codeKey && !UUID.test(codeKey)) return refuse(badRequest('codeKey: must be a UUID'));
-    if (answer.length > 16) return refuse(badRequest('securityCode: must be at most 16 characters'));
-  }
-  // ONE batch before the hash (one D1 round trip): the captcha is used up (by this attempt,
-  // whatever happens next, a locked-out attempt included), a throttle slot is reserved on every
-  // subject (none while a subject is locked or full: a parallel burst cannot get more outcomes than
-  // the limit), the locks are read, and the user. Every outcome below releases the slot in the
-  // same batch that records what happened: the second round trip.
+  // Whether the captcha is on is read by the first batch (the parameter sys.account.captchaEnabled
+  // wins over CAPTCHA_ENABLED, at run time): the fields are judged once it said so, and ignored
+  // when it is off, whatever they hold.
+  const codeKey = input.codeKey?.trim() ?? '';
+  const answer = input.securityCode?.trim() ?? '';
+  const malformed =
+    codeKey && !UUID.test(codeKey) ? 'codeKey: must be a UUID' : answer.length > 16 ? 'securityCode: must be at most 16 characters' : undefined;
+  // ONE batch before the hash (one D1 round trip): whether the captcha is on, the captcha used up
+  // (by this attempt, whatever happens next, a locked-out attempt included), a throttle slot
+  // reserved on every subject (none while a subject is locked or full: a parallel burst cannot get
+  // more outcomes than the limit), the locks, and the user. Every outcome below releases the slot
+  // in the same batch that records what happened: the second round trip.
   const attemptId = deps.ids.uuid();
   const release = releaseQuery(subjects, attemptId);
   const userQuery = qb
@@ -114,20 +123,31 @@ export async function login(deps: Ports, run: Runner, input: LoginInput, client:
     .select(['id', 'login_name', 'password_hash', 'status'])
     .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
     .compile();
-  let captcha: CompiledQuery | undefined = config.CAPTCHA_ENABLED && codeKey && answer ? consumeCaptchaQuery(codeKey) : undefined;
-  let captchaOk = !config.CAPTCHA_ENABLED;
+  let state: CompiledQuery | undefined = captchaStateQuery(deps);
+  let captcha: CompiledQuery | undefined = !malformed && codeKey && answer ? consumeCaptchaQuery(codeKey) : undefined;
+  let captchaRefused: string | undefined;
   let user: { id: number; login_name: string; password_hash: string; status: string } | undefined;
   for (let waited = 0; ; waited += SLOT_POLL_MS) {
     const results = await run.write(
-      resultsOf([...(captcha ? [captcha] : []), reserveQuery(clock, subjects, attemptId), lockedForQuery(clock, subjects.map((x) => x.key)), userQuery]),
+      resultsOf([
+        ...(state ? [state] : []),
+        ...(captcha ? [captcha] : []),
+        reserveQuery(clock, subjects, attemptId),
+        lockedForQuery(clock, subjects.map((x) => x.key)),
+        userQuery,
+      ]),
     );
-    if (captcha) captchaOk = await captchaMatches(deps, results.shift()?.rows[0], codeKey, answer);
-    captcha = undefined;
+    if (state) {
+      const on = captchaOn(results.shift());
+      const removed = captcha ? results.shift()?.rows[0] : undefined;
+      if (on) captchaRefused = malformed ?? ((await captchaMatches(deps, removed, codeKey, answer)) ? undefined : WRONG_CODE);
+    }
+    state = captcha = undefined;
     const [slot, locks, users] = results;
     const held = reserved(slot, subjects);
     const lockMs = lockedMs(clock, locks?.rows);
     if (lockMs > 0) return refuse(tooMany(lockMs / 1000, TOO_MANY), null, held ? [release] : []);
-    if (!captchaOk) return refuse(badRequest('securityCode: the verification code is wrong or has expired'), null, held ? [release] : []);
+    if (captchaRefused) return refuse(badRequest(captchaRefused), null, held ? [release] : []);
     if (held) {
       user = users?.rows[0] as typeof user;
       break;
@@ -141,7 +161,7 @@ export async function login(deps: Ports, run: Runner, input: LoginInput, client:
     const passwordOk = await deps.hasher.verify(user?.password_hash ?? dummyHash(deps.hasher), input.password);
     if (!user || !passwordOk) {
       const counts = [hitQuery(clock, byName.key, byName.rule).compile(), hitQuery(clock, byAddress.key, byAddress.rule).compile()];
-      return await refuse(unauthorized(BAD_CREDENTIALS), null, [release, ...counts]);
+      return await refuse(unauthorized(BAD_CREDENTIALS), user?.id ?? null, [release, ...counts]);
     }
     // The right password is no guess: a disabled account counts no failure, and is refused.
     if (user.status !== 'enabled') return await refuse(forbidden(DISABLED), user.id, [release]);

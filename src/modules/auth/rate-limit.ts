@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../../core/ports.ts';
 import { isoNow } from '../../core/time.ts';
 import { qb } from '../../db/compile.ts';
@@ -14,16 +14,23 @@ export interface WindowRule {
 /**
  * The upsert that counts one event for `key` in a fixed window, locking it at the limit. With
  * `unlessLocked`, a key locked now is left as it is (its lock not extended) and no row comes back.
+ * With `onlyWhen`, nothing is counted (and no row comes back) unless that SQL condition holds.
  */
-export function hitQuery(clock: Clock, key: string, rule: WindowRule, opts: { unlessLocked?: boolean } = {}) {
+export function hitQuery(clock: Clock, key: string, rule: WindowRule, opts: { unlessLocked?: boolean; onlyWhen?: RawBuilder<unknown> } = {}) {
   const now = isoNow(clock);
   const cutoff = isoNow(clock, -rule.windowMs);
   const lockUntil = rule.lockMs ? isoNow(clock, rule.lockMs) : null;
   const fresh = sql`rate_limits.window_start <= ${cutoff}`;
   const nextCount = sql<number>`CASE WHEN ${fresh} THEN 1 ELSE rate_limits.count + 1 END`;
-  return qb
-    .insertInto('rate_limits')
-    .values({ key, count: 1, window_start: now, locked_until: rule.limit <= 1 ? lockUntil : null })
+  const first = { key, count: 1, window_start: now, locked_until: rule.limit <= 1 ? lockUntil : null };
+  const insert = opts.onlyWhen
+    ? // INSERT … SELECT with its WHERE (which an upsert needs after a SELECT); the row's conflict is then skipped too.
+      qb
+        .insertInto('rate_limits')
+        .columns(['key', 'count', 'window_start', 'locked_until'])
+        .expression(qb.selectNoFrom((eb) => Object.entries(first).map(([k, v]) => eb.val(v).as(k))).where(opts.onlyWhen as RawBuilder<boolean>))
+    : qb.insertInto('rate_limits').values(first);
+  return insert
     .onConflict((oc) => {
       const update = oc.column('key').doUpdateSet({
         count: nextCount,

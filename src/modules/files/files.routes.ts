@@ -167,7 +167,7 @@ function makeRoutes<K extends FileKind, M extends string, A extends LinkAction, 
       tags,
       summary: s.fetchSummary,
       description:
-        'Also reachable without a token through the signed `url` of the record (`exp` and `sig` query parameters, bound to this action, id and expiry); a tampered or expired link is 401. Not an envelope on success.',
+        'Also reachable without a token through the signed `url` of the record (`exp`, `s` and `sig` query parameters, bound to this action, id, the session that got it and the expiry); a tampered or expired link, or one whose session has ended (logout, force logout, password change or reset, disable, delete), is 401. Not an envelope on success.',
       request: { query: DownloadQuery },
       responses: {
         200: { description: 'The content (not an envelope)', content: binaryContent(s.media) },
@@ -208,7 +208,9 @@ function makeRoutes<K extends FileKind, M extends string, A extends LinkAction, 
     })
     .openapi(fetchRoute, async (c) => {
       // A bearer request is scoped to the caller; a signed link (no caller) was only handed to one who saw the record.
-      const row = await downloadRow(c.get('run'), kind, c.req.valid('query').id);
+      const session = c.get('linkSession');
+      const link = session ? { session, now: new Date(c.get('deps').clock.now()).toISOString() } : undefined;
+      const row = await downloadRow(c.get('run'), kind, c.req.valid('query').id, link);
       return blobResponse(blobStore(c.get('deps')), row, c.req.raw.headers) as never;
     });
 }

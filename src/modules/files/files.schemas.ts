@@ -63,6 +63,7 @@ export const FileIdsRequest = z.strictObject({ ids: idsSchema }).openapi('FileId
 /** `?id=` plus the optional signed-link parameters. */
 export const DownloadQuery = idQuerySchema.extend({
   exp: z.string().max(20).optional().openapi({ param: { name: 'exp', in: 'query' }, description: 'Signed link: expiry (Unix seconds)' }),
+  s: z.string().max(64).optional().openapi({ param: { name: 's', in: 'query' }, description: 'Signed link: the session that got it (the link stops working when it ends)' }),
   sig: z.string().max(64).optional().openapi({ param: { name: 'sig', in: 'query' }, description: 'Signed link: HMAC signature' }),
 });
 

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { prepare, qb } from '../../db/compile.ts';
-import { resultsOf } from '../../db/plan.ts';
+import { readsOf, resultsOf } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import type { Ports } from '../../core/ports.ts';
 import { AppError, badRequest, notFound, storageFull } from '../../core/errors.ts';
@@ -20,6 +20,7 @@ import { idList } from '../../db/id-list.ts';
 import { heldBy, holdsStatement } from '../../access/held.ts';
 import { byUserColumn, scopedPage } from '../../access/scoped-page.ts';
 import { rowOfUserInScope } from '../../access/data-scope.ts';
+import { LINK_SESSION_LIVE } from '../../access/auth-statement.ts';
 
 export type FileKind = 'file' | 'image';
 export type FileRow = Selectable<FilesTable>;
@@ -61,10 +62,11 @@ export function normalizeContentType(declared: string | undefined): string {
  * kind's download/preview code and sees the record): a link is as good as the code, so a reader
  * with only sys:file:page gets `url: null`.
  */
-async function toRecord(deps: Ports, row: FileRow, canLink: boolean) {
+async function toRecord(deps: Ports, row: FileRow, canLink: boolean, session: string) {
   const { module, action } = KIND[row.kind];
-  const query = canLink
-    ? await signedQuery(await deps.keys.links(), action, row.id, deps.config.LINK_TTL_SECONDS, Math.floor(deps.clock.now() / 1000))
+  // The link names the caller's session: it stops working when that session ends (downloadRow).
+  const query = canLink && session
+    ? await signedQuery(await deps.keys.links(), action, row.id, session, deps.config.LINK_TTL_SECONDS, Math.floor(deps.clock.now() / 1000))
     : undefined;
   const base = {
     id: row.id,
@@ -207,7 +209,7 @@ export async function uploadFile(deps: Ports, run: Runner, input: UploadInput) {
       return { row: inserted!.rows[0] as FileRow, canLink: auth.isSuperAdmin || (sees && heldBy(held?.rows)) };
     });
     meta.id = row.id;
-    return toRecord(deps, row, canLink);
+    return toRecord(deps, row, canLink, run.sessionId);
   } finally {
     await staged.discard();
   }
@@ -263,17 +265,35 @@ const notFoundOf = (kind: FileKind) => notFound(kind === 'image' ? 'Image not fo
 
 export async function fileDetail(deps: Ports, run: Runner, kind: FileKind, id: number) {
   // The record and whether the caller may be handed its link: one read (with the auth row on D1).
-  const [rows = [], held] = await run.read({ reads: [rowQuery(run, kind, id), linkStatement(run.userId, kind)], finish: (r) => r });
+  const [rows = [], held] = await run.read(readsOf(rowQuery(run, kind, id), linkStatement(run.userId, kind)));
   const row = rows[0] as FileRow | undefined;
   if (!row) throw notFoundOf(kind);
-  return toRecord(deps, row, heldBy(held));
+  return toRecord(deps, row, heldBy(held), run.sessionId);
 }
 
 /**
- * The record a download or preview serves (404 for an unknown id, one of the other kind, or, for a
- * bearer-token request, one outside the caller's data scope; a signed link has no caller).
+ * A signed link's read: whether the session it names is still live (`link_live`), and the record
+ * (its columns NULL when there is none), in ONE statement: the session check costs no round trip.
+ * Binds the session, now, the id and the kind.
  */
-export async function downloadRow(run: Runner, kind: FileKind, id: number): Promise<FileRow> {
+const FILE_BY_LINK_SQL = `SELECT ${LINK_SESSION_LIVE} AS link_live, f.* FROM (SELECT 1) one LEFT JOIN files f ON f.id = +? AND f.kind = ?`;
+
+/** A signed link whose session has ended (logout, force logout, password change or reset, disable, delete). */
+const LINK_ENDED = 'This link has ended with the session that got it; reload the page for a new one';
+
+/**
+ * The record a download or preview serves (404 for an unknown id, one of the other kind, or, for a
+ * bearer-token request, one outside the caller's data scope). A signed link has no caller: it names
+ * the session that got it (`linkSession`), which must still be live (401), read with the record.
+ */
+export async function downloadRow(run: Runner, kind: FileKind, id: number, link?: { session: string; now: string }): Promise<FileRow> {
+  if (link) {
+    const found = await run.first<FileRow & { link_live: number }>({ sql: FILE_BY_LINK_SQL, parameters: [link.session, link.now, id, kind] });
+    if (found?.link_live !== 1) throw new AppError('UNAUTHORIZED', LINK_ENDED);
+    if (found.id === null) throw notFoundOf(kind);
+    const { link_live: _, ...row } = found;
+    return row;
+  }
   const row = await run.first<FileRow>(rowQuery(run, kind, id));
   if (!row) throw notFoundOf(kind);
   return row;
@@ -333,7 +353,7 @@ export async function pageFiles(deps: Ports, run: Runner, kind: FileKind, req: F
   // Whether the caller may be handed links is read in the same batch.
   const { page, extra } = await scopedPage(run, req, options, byUserColumn(sql.ref('files.created_by')), [linkStatement(run.userId, kind)]);
   const canLink = heldBy(extra[0]);
-  return { ...page, records: await Promise.all(page.records.map((row) => toRecord(deps, row, canLink))) };
+  return { ...page, records: await Promise.all(page.records.map((row) => toRecord(deps, row, canLink, run.sessionId))) };
 }
 
 /**

@@ -63,45 +63,5 @@ export function contentRange(result: RangeResult, size: number): string | null {
   return null;
 }
 
-// Strips the weak prefix and makes sure the value is a quoted opaque-tag, so
-// callers may pass either `"abc"`, `W/"abc"` or a bare `abc`.
-function opaqueTag(tag: string): string {
-  const t = tag.trim().replace(/^W\//, '');
-  return t.startsWith('"') && t.endsWith('"') && t.length >= 2 ? t : `"${t}"`;
-}
-
-/**
- * If-None-Match evaluation (RFC 9110 §13.1.2), which uses weak comparison:
- * `W/"x"` matches `"x"`. Entity-tags may themselves contain commas, so the
- * list is scanned tag by tag rather than split on ",".
- */
-export function etagMatches(ifNoneMatch: string | null | undefined, etag: string): boolean {
-  if (ifNoneMatch == null) return false;
-  const header = ifNoneMatch.trim();
-  if (header === '') return false;
-  if (header === '*') return true;
-  const wanted = opaqueTag(etag);
-
-  let i = 0;
-  while (i < header.length) {
-    const c = header[i];
-    if (c === ' ' || c === '\t' || c === ',') {
-      i++;
-      continue;
-    }
-    let j = i;
-    if (header.startsWith('W/', j)) j += 2;
-    if (header[j] !== '"') {
-      // Malformed member (e.g. unquoted): skip it rather than fail the whole list.
-      const comma = header.indexOf(',', j);
-      if (comma === -1) break;
-      i = comma + 1;
-      continue;
-    }
-    const close = header.indexOf('"', j + 1);
-    if (close === -1) break;
-    if (header.slice(j, close + 1) === wanted) return true;
-    i = close + 1;
-  }
-  return false;
-}
+// If-None-Match evaluation lives in core/etag.ts (the dictionaries answer with ETags too).
+export { etagMatches } from '../../core/etag.ts';

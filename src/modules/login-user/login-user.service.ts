@@ -2,6 +2,7 @@ import type { Ports } from '../../core/ports.ts';
 import { badRequest, notFound, tooMany } from '../../core/errors.ts';
 import { hitQuery, lockedForQuery, lockedMs, NAME_RULE } from '../auth/index.ts';
 import { assertPasswordAllowed } from '../../core/password-policy.ts';
+import { perApp } from '../../core/per-app.ts';
 import { isoNow } from '../../core/time.ts';
 import { buildTree } from '../../core/tree.ts';
 import { qb } from '../../db/compile.ts';
@@ -80,13 +81,9 @@ interface UserMenus {
 }
 
 /** Per app (its deps), the menus of the last version read, and per user what their roles derive from them. */
-const menuCaches = new WeakMap<object, VersionedCache<MenuRow[], UserMenus>>();
+const MENU_CACHE = Symbol('menu cache');
 const USERS_CACHED = 10_000;
-function menuCache(deps: Ports): VersionedCache<MenuRow[], UserMenus> {
-  let cache = menuCaches.get(deps);
-  if (!cache) menuCaches.set(deps, (cache = new VersionedCache(USERS_CACHED)));
-  return cache;
-}
+const menuCache = (deps: Ports) => perApp(deps, MENU_CACHE, () => new VersionedCache<MenuRow[], UserMenus>(USERS_CACHED));
 
 /** A user's codes and route tree from the menus and the ids of the menus their enabled roles grant ('all': a super admin). */
 function userMenus(menus: MenuRow[], granted: Set<number> | 'all'): UserMenus {

@@ -54,7 +54,7 @@ const editRoute = guarded(
     method: 'post',
     path: '/app/sysMenu/edit',
     tags,
-    summary: 'Change a menu (omitted fields stay); send back the version you read (a permission change: super admins only)',
+    summary: 'Change a menu (omitted fields stay); send back the version you read (a permission change: super admins only; others only a menu whose code they hold, 403 otherwise)',
     description:
       'A menu cannot be moved under itself or its descendants, nor under a button; a menu with children cannot become a button. Only a super administrator may change the `permission` code; anyone else gets 403 for a request that would change it.',
     request: { body: jsonBody(MenuEditRequest) },
@@ -70,7 +70,7 @@ const deleteRoute = guarded(
     method: 'post',
     path: '/app/sysMenu/delete',
     tags,
-    summary: 'Delete menus and their role grants (all or nothing)',
+    summary: 'Delete menus and their role grants (all or nothing; a caller who is not a super admin only menus whose codes they hold, 403 otherwise)',
     description: 'Refused with 400 while a menu has children that are not deleted in the same request; 404 if an id does not exist.',
     request: { body: jsonBody(MenuDeleteRequest) },
     responses: { ...okResponse('Deleted', z.null()), ...notFound },

@@ -7,6 +7,7 @@ import { buildTree } from '../../core/tree.ts';
 import { prepare, qb } from '../../db/compile.ts';
 import { idList } from '../../db/id-list.ts';
 import type { Runner } from '../../db/runner.ts';
+import { menuCodesHeldGuard } from '../../access/held.ts';
 import type { Menu, MenuAddInput, MenuEditInput, MenuNode } from './menus.schemas.ts';
 
 type MenuRow = Selectable<MenusTable>;
@@ -217,7 +218,13 @@ export async function editMenu(deps: Ports, run: Runner, input: MenuEditInput): 
     .$if(v.type === 'button', (q) => q.where(noChildren(input.id)))
     .returning(COLUMNS)
     .compile();
-  const updated = await run.write({ batch: [update], errors: uniqueName(v.name), finish: ([done]) => done?.rows[0] as MenuRow | undefined });
+  // "Menus carry codes": before the update, the code the menu carries (a non-super admin cannot
+  // change it: before = after) is one the caller holds right now; a disabled menu's code nobody holds.
+  const updated = await run.write({
+    batch: [...menuCodesHeldGuard(auth, idList([input.id])), update],
+    errors: uniqueName(v.name),
+    finish: (results) => results.at(-1)?.rows[0] as MenuRow | undefined,
+  });
   if (updated === undefined) {
     // Lost a race: say why, as the checks above would have.
     const now = await loadRow(run, input.id);
@@ -235,6 +242,7 @@ export async function editMenu(deps: Ports, run: Runner, input: MenuEditInput): 
  * menu whose children are not deleted with it is refused (400), so no orphan ever appears.
  */
 export async function deleteMenus(run: Runner, ids: number[]): Promise<void> {
+  const auth = await run.caller();
   const diagnose = async () => {
     const found = new Set((await run.rows<{ id: number }>(qb.selectFrom('menus').select('id').where('id', 'in', idList(ids)).compile())).map((r) => r.id));
     const missing = ids.find((id) => !found.has(id));
@@ -259,11 +267,13 @@ export async function deleteMenus(run: Runner, ids: number[]): Promise<void> {
     AND NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id IN ${list} AND c.id NOT IN ${list}))`;
   const deleted = await run.write({
     batch: [
+      // "Menus carry codes": every code among the menus is one the caller holds (before the deletes).
+      ...menuCodesHeldGuard(auth, list),
       qb.deleteFrom('role_menu').where('menu_id', 'in', list).where(guard).compile(),
       qb.deleteFrom('menus').where('id', 'in', list).where(guard).returning('id').compile(),
     ],
     // Rows returned, not numAffectedRows: on D1 that includes what the menus' version trigger wrote (0018).
-    finish: ([, menus]) => menus?.rows.length ?? 0,
+    finish: (results) => results.at(-1)?.rows.length ?? 0,
   });
   if (deleted !== ids.length) {
     await diagnose();

@@ -14,7 +14,7 @@ import type { Runner } from '../../db/runner.ts';
 import { lastSuperAdminGuard } from '../../access/super-admin.ts';
 import { ROLE_SELECT, scopeOrgIdsOf, toRole, type RoleRow } from './role.model.ts';
 import type { AddRoleInput, EditRoleInput, GrantDataScopeInput, RolePageInput } from './roles.schemas.ts';
-import { roleAuthorityGuard } from '../../access/containment.ts';
+import { roleAuthorityGuard, roleHoldersGuard, scopeWidensGuard } from '../../access/containment.ts';
 import type { DataScopeKind } from '../../db/schema.ts';
 
 /** A role by id: compiled once, bound per request (detail reads and the checks of writes). */
@@ -85,6 +85,9 @@ async function requireCode(run: Runner, code: 'sys:role:changeStatus' | 'sys:rol
   if (!(await callerHolds(run, code))) throw forbidden(`${field}: changing it also requires the permission ${code}`);
 }
 
+/** code_required's answer when the field is dataScope/scopeOrgIds (the early check's, for a refusal that raced it). */
+const GRANT_DATA_SCOPE_NEEDED = 'dataScope: changing it also requires the permission sys:role:grantDataScope';
+
 export function pageRoles(deps: Ports, run: Runner, req: RolePageInput) {
   const p = req.params;
   let q = qb.selectFrom('roles');
@@ -139,8 +142,13 @@ export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
   // new record is read back by the batch's last statement (looked up by code: a D1 batch result
   // does not promise insertId).
   const newId = sql`(SELECT nr.id FROM roles nr WHERE nr.code = ${input.code})`;
+  const scoping = input.dataScope !== undefined || input.scopeOrgIds !== undefined;
   return run.write({
     batch: [
+      // Before the insert: the caller holds the field's code, and the scope given is no wider
+      // than theirs as it stands (a new role carries no menu yet: its scope is all it carries).
+      ...(scoping ? holdsGuard(auth, 'sys:role:grantDataScope') : []),
+      ...scopeWidensGuard(auth, { kind: dataScope, orgIds }),
       qb
         .insertInto('roles')
         .values({
@@ -155,10 +163,9 @@ export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
         })
         .compile(),
       ...(orgIds.length > 0 ? scopeStatements(newId, dataScope, orgIds) : []),
-      ...roleAuthorityGuard(auth, sql`(SELECT ${newId})`),
       roleRowQuery({ code: input.code }),
     ],
-    errors: { unique: codeTaken(input.code), foreignKey: unknownOrgs(run, orgIds), messages: { outside_authority: ROLE_OUTSIDE } },
+    errors: { unique: codeTaken(input.code), foreignKey: unknownOrgs(run, orgIds), messages: { code_required: GRANT_DATA_SCOPE_NEEDED } },
     finish: lastRole,
   });
 }
@@ -194,10 +201,16 @@ export async function editRole(deps: Ports, run: Runner, input: EditRoleInput) {
   if (input.status !== undefined) set.status = input.status;
   if (input.remark !== undefined) set.remark = input.remark;
   const target = sql`(SELECT ${input.id})`;
+  // Every rule before the writes, judged on the state they start from: the caller's scope and
+  // codes as they stand (a role they hold cannot lift them by its own edit), the role as it is,
+  // its holders, and the scope it gets (values).
   const batch: CompiledQuery[] = [
     roleExistsGuard(input.id),
     ...(input.status !== undefined ? holdsGuard(auth, 'sys:role:changeStatus') : []),
+    ...(scoping ? holdsGuard(auth, 'sys:role:grantDataScope') : []),
     ...roleAuthorityGuard(auth, target),
+    ...roleHoldersGuard(auth, target),
+    ...(scoping ? scopeWidensGuard(auth, { kind: dataScope, orgIds }) : []),
     versionGuard('roles', input.id, input.version),
     qb
       .updateTable('roles')
@@ -205,7 +218,7 @@ export async function editRole(deps: Ports, run: Runner, input: EditRoleInput) {
       .where('id', '=', input.id)
       .compile(),
   ];
-  if (scoping) batch.push(...scopeStatements(input.id, dataScope, orgIds), ...roleAuthorityGuard(auth, target));
+  if (scoping) batch.push(...scopeStatements(input.id, dataScope, orgIds));
   if (input.status === 'disabled') batch.push(lastSuperAdminGuard());
   batch.push(roleRowQuery({ id: input.id }));
   return run.write({
@@ -235,11 +248,15 @@ export async function grantDataScope(deps: Ports, run: Runner, input: GrantDataS
   await run.write(
     writeOf(
       [
+        // Before the writes: the role as it is is within the caller's authority, its holders are
+        // in their scope, and the scope given is no wider than theirs AS IT STANDS (judged after
+        // the writes, a caller changing a role they hold was judged by the scope just given).
         roleExistsGuard(input.roleId),
         ...roleAuthorityGuard(auth, target),
+        ...roleHoldersGuard(auth, target),
+        ...scopeWidensGuard(auth, { kind: input.dataScope, orgIds }),
         ...scopeStatements(input.roleId, input.dataScope, orgIds),
         sql`UPDATE roles SET version = version + 1, updated_at = ${isoNow(deps.clock)} WHERE id = ${input.roleId}`.compile(qb),
-        ...roleAuthorityGuard(auth, target),
       ],
       {
         messages: {
@@ -293,6 +310,7 @@ export async function changeRoleStatus(deps: Ports, run: Runner, input: { id: nu
   const batch: CompiledQuery[] = [
     roleExistsGuard(input.id),
     ...roleAuthorityGuard(auth, sql`(SELECT ${input.id})`),
+    ...roleHoldersGuard(auth, sql`(SELECT ${input.id})`),
     qb
       .updateTable('roles')
       .set((eb) => ({ status: input.status, version: eb('version', '+', 1), updated_at: isoNow(deps.clock) }))
@@ -328,7 +346,7 @@ export async function grantMenus(run: Runner, input: { roleId: number; menuIds: 
       ...changedMenusHeldGuard(auth, input.roleId, input.menuIds),
     );
   }
-  batch.push(...roleAuthorityGuard(auth, target));
+  batch.push(...roleAuthorityGuard(auth, target), ...roleHoldersGuard(auth, target));
   batch.push(qb.deleteFrom('role_menu').where('role_id', '=', input.roleId).compile());
   if (input.menuIds.length > 0) {
     batch.push(sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${input.roleId}, value FROM json_each(${list})`.compile(qb));

@@ -16,6 +16,7 @@ export const UserSchema = z
     lastLoginIp: z.string().nullable(),
     orgId: z.number().int().nullable().openapi({ description: "The user's organisation (null = none)" }),
     orgName: z.string().nullable().openapi({ description: "The organisation's name (null = none)" }),
+    postIds: z.array(z.number().int()).openapi({ description: 'The posts (job positions) the user holds' }),
     version: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -30,11 +31,14 @@ export const USER_COLUMNS = [
   'last_login_at', 'last_login_ip', 'org_id', 'version', 'created_at', 'updated_at',
 ] as const;
 
-/** The public columns qualified by `users.`, plus the organisation's name (LEFT JOIN orgs). */
-export const USER_SELECT = `${USER_COLUMNS.map((c) => `users.${c}`).join(', ')}, orgs.name AS org_name`;
+/** The user's posts as a JSON array (the user_post key orders them by id): one index range per user. */
+export const USER_POST_IDS_SQL = '(SELECT json_group_array(up.post_id) FROM user_post up WHERE up.user_id = users.id)';
+
+/** The public columns qualified by `users.`, plus the organisation's name (LEFT JOIN orgs) and the posts. */
+export const USER_SELECT = `${USER_COLUMNS.map((c) => `users.${c}`).join(', ')}, orgs.name AS org_name, ${USER_POST_IDS_SQL} AS post_ids`;
 export const USER_FROM = 'users LEFT JOIN orgs ON orgs.id = users.org_id';
 
-export type PublicUserRow = Omit<UserRow, 'password_hash'> & { org_name?: string | null };
+export type PublicUserRow = Omit<UserRow, 'password_hash'> & { org_name?: string | null; post_ids?: string | null };
 
 export function toUser(r: PublicUserRow): User {
   return {
@@ -50,6 +54,7 @@ export function toUser(r: PublicUserRow): User {
     lastLoginIp: r.last_login_ip,
     orgId: r.org_id,
     orgName: r.org_name ?? null,
+    postIds: r.post_ids ? (JSON.parse(r.post_ids) as number[]) : [],
     version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

@@ -3,10 +3,11 @@ import { guardStatement } from '../../db/guards.ts';
 import type { Ports } from '../../core/ports.ts';
 import { idList } from '../../db/id-list.ts';
 import { qb, sqlText } from '../../db/compile.ts';
-import type { Stmt } from '../../db/plan.ts';
+import { perApp } from '../../core/per-app.ts';
+import { readsOf, type Stmt } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
 import { pageStatements, whereContains, whereCreatedBetween, whereStartsWith, type PageOptions, type PageStatements } from '../../core/pagination.ts';
-import { USER_COLUMNS, USER_FROM, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
+import { USER_COLUMNS, USER_FROM, USER_POST_IDS_SQL, USER_SELECT, toUser, type PublicUserRow, type User } from './user.model.ts';
 import type { UserPageInput } from './users.schemas.ts';
 import { callerScopeOf, scopeAll, scopeFilter, scopeOrgs, scopeSelf, userInScope, type CallerScope } from '../../access/data-scope.ts';
 
@@ -162,13 +163,9 @@ function orgsPage(
  * in the first batch; the batch reads the scope again, and a wrong or stale hint (a moved caller,
  * a new role) costs a second trip, never a wrong page. Bounded: emptied at HINTS_MAX callers.
  */
-const planHints = new WeakMap<object, Map<number, Plan>>();
+const PLAN_HINTS = Symbol('users page plan hints');
 const HINTS_MAX = 10_000;
-function hintsOf(deps: Ports): Map<number, Plan> {
-  let hints = planHints.get(deps.config);
-  if (!hints) planHints.set(deps.config, (hints = new Map()));
-  return hints;
-}
+const hintsOf = (deps: Ports) => perApp(deps.config, PLAN_HINTS, () => new Map<number, Plan>());
 
 /**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
@@ -190,6 +187,12 @@ export async function pageUsers(deps: Ports, run: Runner, req: UserPageInput) {
     if (search) q = whereContains(q, 'users.nick_name', p.nickName);
     q = whereStartsWith(q, 'users.phone', p.phone);
     if (p.status) q = q.where('users.status', '=', p.status);
+    const postId = p.postId;
+    if (postId !== undefined) {
+      q = q.where((eb) =>
+        eb.exists(eb.selectFrom('user_post').select('user_post.user_id').whereRef('user_post.user_id', '=', 'users.id').where('user_post.post_id', '=', postId)),
+      );
+    }
     const roleId = p.roleId;
     if (roleId !== undefined) {
       q = q.where((eb) =>
@@ -202,7 +205,10 @@ export async function pageUsers(deps: Ports, run: Runner, req: UserPageInput) {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: filteredRows,
     counted: countedRows,
-    select: (qb: Query) => qb.leftJoin('orgs', 'orgs.id', 'users.org_id').select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name']),
+    select: (qb: Query) =>
+      qb
+        .leftJoin('orgs', 'orgs.id', 'users.org_id')
+        .select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'orgs.name as org_name', sql.raw<string>(USER_POST_IDS_SQL).as('post_ids')]),
     sortColumns: SORT_COLUMNS,
     defaultSort: 'createdAt' as const,
     idColumn: 'users.id',
@@ -227,10 +233,7 @@ export async function pageUsers(deps: Ports, run: Runner, req: UserPageInput) {
   const first = hinted
     ? orgsPage(req, options, scopeOrgs(me), { plan: hinted, gate: sql`NOT ${scopeAll(me)} AND NOT ${scopeSelf(me)}` })
     : unscoped(scopeAll(me));
-  const [scopeRows = [], ...pageRows] = await run.read({
-    reads: [{ sql: USERS_SCOPE_SQL, parameters: [me, orgsOnly ? 0 : 1] }, ...first.statements],
-    finish: (rows) => rows,
-  });
+  const [scopeRows = [], ...pageRows] = await run.read(readsOf({ sql: USERS_SCOPE_SQL, parameters: [me, orgsOnly ? 0 : 1] }, ...first.statements));
   const callerSees = callerScopeOf(scopeRows[0]);
   const size = Number((scopeRows[0] as { users_n?: number } | undefined)?.users_n ?? 0);
   if (callerSees.all || callerSees.self) hints.delete(me);

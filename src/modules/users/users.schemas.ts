@@ -17,16 +17,22 @@ const profileFields = {
   orgId: idSchema.nullable().optional().openapi({ description: "The user's organisation (null = none); must be in the caller's data scope" }),
   status: StatusSchema.optional(),
   roleIds: roleIdsSchema.optional(),
+  postIds: grantIdsSchema.optional().openapi({ description: 'The posts (job positions) the user holds; replaces the set when given' }),
 };
 
 export const AddUserRequest = z
   .strictObject({
     loginName: LoginNameSchema,
-    password: z.string().min(1, 'is required').max(PASSWORD_MAX_LENGTH, `must be at most ${PASSWORD_MAX_LENGTH} characters`),
+    password: z
+      .string()
+      .min(1, 'is required')
+      .max(PASSWORD_MAX_LENGTH, `must be at most ${PASSWORD_MAX_LENGTH} characters`)
+      .optional()
+      .openapi({ description: 'Omitted: the system parameter sys.user.initPassword (400 while it is empty). The password policy applies either way.' }),
     ...profileFields,
   })
   .openapi('AddUserRequest', {
-    description: 'A new user; nickName defaults to the login name, status to enabled. roleIds are granted in the same atomic write.',
+    description: 'A new user; nickName defaults to the login name, status to enabled. roleIds and postIds are granted in the same atomic write.',
   });
 
 export const EditUserRequest = z
@@ -59,6 +65,7 @@ export const UserPageParams = z
     phone: likeText().optional().openapi({ description: 'Start of the phone number' }),
     status: StatusSchema.optional(),
     roleId: idSchema.optional(),
+    postId: idSchema.optional().openapi({ description: 'Users holding this post' }),
     orgId: idSchema.optional().openapi({ description: 'That organisation and everything below it' }),
     ...dateRangeParams,
   })

@@ -14,10 +14,12 @@ import { hit, lockedFor } from '../auth/index.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../../access/super-admin.ts';
 import { toUser } from './user.model.ts';
+import { userPostStatements } from './user-posts.ts';
+import { BUILT_IN, initialPassword } from '../config/index.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
 import type { PublicUserRow } from './user.model.ts';
 import type { AddUserInput, EditUserInput } from './users.schemas.ts';
-import { userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../../access/containment.ts';
+import { selfGrantGuard, userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../../access/containment.ts';
 import { orgInScope, scopeAll, userInScope } from '../../access/data-scope.ts';
 
 export { pageUsers } from './users.repo.ts';
@@ -74,6 +76,10 @@ export const ONLY_SUPER = {
   grantRole: 'Only a super administrator can grant or revoke the superAdmin role or change the roles of a user who holds it',
 } as const;
 
+/** "Own account": resetPassword is for other users' passwords. */
+export const OWN_PASSWORD =
+  'id: you cannot reset your own password here; change it with sysLoginUser/updatePassword, which asks for the old password';
+
 const loginNameTaken = (name: string) => `loginName: '${name}' is already taken`;
 
 /** A grant naming a role that does not exist (any more) fails its batch on the foreign key. */
@@ -97,27 +103,35 @@ const userErrors = (superAdminOnlyMsg: string, more: WriteErrors = {}): WriteErr
  * Only a super admin may add a user holding the superAdmin role (403).
  */
 export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
+  // No password sent: the initial one (system parameter), read with the caller's auth statement.
+  const password = input.password ?? (await initialPassword(deps, run));
+  const passwordField = input.password === undefined ? `password (${BUILT_IN.initPassword})` : 'password';
   // The caller first: the plan depends on who they are, and the hash below is not for strangers.
   const auth = await run.caller();
   const roleIds = input.roleIds ?? [];
   // The early checks, each enforced by a guard (or the org's foreign key) of the batch below: they
   // run only when the batch is refused, for its precise answer.
   const checks = async () => {
+    // A field that does another operation's job needs that operation's code (grantRole).
+    if (roleIds.length > 0 && !(await callerHolds(run, 'sys:user:grantRole'))) {
+      throw forbidden('roleIds: granting roles through add also requires the permission sys:user:grantRole');
+    }
     await assertMayTouchSuperAdmin(run, auth, { roleIds }, ONLY_SUPER.add);
     await assertMayGrantRoles(run, auth, roleIds);
     await assertOrgAssignable(run, auth, input.orgId ?? null);
   };
   try {
-    assertPasswordAllowed(input.password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, 'password');
+    assertPasswordAllowed(password, input.loginName, deps.config.PASSWORD_MIN_LENGTH, passwordField);
   } catch (err) {
     await checks(); // a refusal they give came first
     throw err;
   }
   // A taken login name is answered by the unique index (409) when the batch runs: no read before.
-  const hash = await deps.hasher.hash(input.password);
+  const hash = await deps.hasher.hash(password);
   const now = isoNow(deps.clock);
   const added = sql`(SELECT nu.id FROM users nu WHERE nu.login_name = ${input.loginName})`;
   const batch: CompiledQuery[] = [
+    ...(roleIds.length > 0 ? holdsGuard(auth, 'sys:user:grantRole') : []),
     ...superAdminOnly(auth, { roleIds }),
     // The new user holds nothing yet: every role granted is a change.
     ...changedRolesHeldGuard(auth, sql`NULL`, roleIds),
@@ -145,6 +159,7 @@ export async function addUser(deps: Ports, run: Runner, input: AddUserInput) {
         WHERE u.login_name = ${input.loginName}`.compile(qb),
     );
   }
+  if (input.postIds !== undefined) batch.push(...userPostStatements(added, input.postIds));
   // After the writes: the new user is inside the caller's scope (which is what assertOrgAssignable
   // asks of the organisation) and authority (a grant racing the request, e.g. a role gaining a menu
   // the caller lacks, fails the whole batch).
@@ -228,6 +243,7 @@ export async function editUser(deps: Ports, run: Runner, input: EditUserInput) {
     ...(input.roleIds !== undefined ? holdsGuard(auth, 'sys:user:grantRole') : []),
     ...(input.status !== undefined ? holdsGuard(auth, 'sys:user:changeStatus') : []),
     ...(input.roleIds !== undefined ? changedRolesHeldGuard(auth, sql`${input.id}`, input.roleIds) : []),
+    ...selfGrantGuard(auth, input.id, { roleIds: input.roleIds, orgId: input.orgId }),
     versionGuard('users', input.id, input.version),
     qb
       .updateTable('users')
@@ -237,6 +253,7 @@ export async function editUser(deps: Ports, run: Runner, input: EditUserInput) {
   ];
   if (input.status === 'disabled') batch.push(revokeSessions([input.id], now));
   if (input.roleIds !== undefined) batch.push(...grantStatements(input.id, input.roleIds));
+  if (input.postIds !== undefined) batch.push(...userPostStatements(sql`${input.id}`, input.postIds));
   if (input.status === 'disabled' || input.roleIds !== undefined) batch.push(lastSuperAdminGuard());
   if (moving) batch.push(...userStaysInScopeGuard(auth, target));
   if (input.roleIds !== undefined) batch.push(...userAuthorityGuard(auth, target));
@@ -348,10 +365,13 @@ export async function changeUserStatus(deps: Ports, run: Runner, input: { id: nu
 
 /**
  * Sets a new password (policy checked against the user's login name) and ends all the user's
- * sessions. A holder of the superAdmin role only by a super admin (403): else a known password
+ * sessions; never the caller's own (400: updatePassword asks for the old one). A holder of the superAdmin role only by a super admin (403): else a known password
  * would be a way into the super admin's account.
  */
 export async function resetPassword(deps: Ports, run: Runner, input: { id: number; newPassword: string }) {
+  // Own account: a stolen token must not take the account over for good (the caller's verdict,
+  // 401/403, still outranks this answer: http/auth.ts).
+  if (input.id === run.userId) throw badRequest(OWN_PASSWORD);
   // The user is read first (the password rule needs their login name), with the caller's auth
   // statement at its head; the super-admin rule is a guard of the batch, checked early only to
   // explain a refusal or a refused password.
@@ -411,6 +431,7 @@ export async function grantRoles(run: Runner, input: { userId: number; roleIds: 
     ...superAdminOnly(auth, touch),
     ...userAuthorityGuard(auth, target),
     ...changedRolesHeldGuard(auth, sql`${input.userId}`, input.roleIds),
+    ...selfGrantGuard(auth, input.userId, { roleIds: input.roleIds }),
     ...grantStatements(input.userId, input.roleIds),
     ...userAuthorityGuard(auth, target),
     lastSuperAdminGuard(),

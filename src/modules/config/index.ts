@@ -1,0 +1,7 @@
+// What the app and other modules may use of system parameters: the routes, the page filter (an
+// export selects the same rows as the page for the same params), and what built-in behaviours
+// read (login and the captcha: captchaOnSql; sysUser/add: initialPassword).
+export { configRoutes } from './config.routes.ts';
+export { configFilter } from './config.service.ts';
+export { BUILT_IN, captchaOnSql, initialPassword } from './config-values.ts';
+export type { ConfigRecord } from './config.schemas.ts';

@@ -1,0 +1,170 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { etagMatches } from '../../core/etag.ts';
+import { idQuerySchema } from '../../core/pagination.ts';
+import { guarded } from '../../http/guard.ts';
+import { ok, okResponse } from '../../http/respond.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
+import { addDictData, deleteDictData, dictDataDetail, editDictData, pageDictData } from './dict-data.service.ts';
+import { allDicts, dictItems } from './dict-read.service.ts';
+import { addDictType, deleteDictTypes, dictTypeDetail, editDictType, pageDictTypes } from './dict-types.service.ts';
+import {
+  DictAllSchema,
+  DictDataAddRequest,
+  DictDataEditRequest,
+  DictDataIdsRequest,
+  DictDataPage,
+  DictDataPageRequest,
+  DictDataSchema,
+  DictItemSchema,
+  DictItemsQuery,
+  DictTypeAddRequest,
+  DictTypeEditRequest,
+  DictTypeIdsRequest,
+  DictTypePage,
+  DictTypePageRequest,
+  DictTypeSchema,
+} from './dict.schemas.ts';
+
+const tags = ['Dictionaries'];
+const notFound = (what: string) => ({ 404: errorResponse(`No such ${what}`) });
+const conflict = (what: string) => ({ 409: errorResponse(`${what}, or the version is stale`) });
+
+// ---- sysDictType ----
+const typeBase = '/app/sysDictType';
+const typePage = guarded(
+  'sys:dictType:page',
+  createRoute({ method: 'post', path: `${typeBase}/page`, tags, summary: 'Page of dictionary types', request: { body: jsonBody(DictTypePageRequest) }, responses: okResponse('A page of types', DictTypePage) }),
+);
+const typeDetail = guarded(
+  'sys:dictType:detail',
+  createRoute({ method: 'get', path: `${typeBase}/detail`, tags, summary: 'One dictionary type', request: { query: idQuerySchema }, responses: { ...okResponse('The type', DictTypeSchema), ...notFound('dictionary type') } }),
+);
+const typeAdd = guarded(
+  'sys:dictType:add',
+  createRoute({ method: 'post', path: `${typeBase}/add`, tags, summary: 'Add a dictionary type (code unique: 409)', request: { body: jsonBody(DictTypeAddRequest) }, responses: { ...okResponse('The new type', DictTypeSchema), ...conflict('The code is taken') } }),
+  { oplog: true },
+);
+const typeEdit = guarded(
+  'sys:dictType:edit',
+  createRoute({
+    method: 'post',
+    path: `${typeBase}/edit`,
+    tags,
+    summary: 'Edit a dictionary type (partial; `version` must match, else 409)',
+    request: { body: jsonBody(DictTypeEditRequest) },
+    responses: { ...okResponse('The updated type', DictTypeSchema), ...notFound('dictionary type'), ...conflict('The code is taken') },
+  }),
+  { oplog: true },
+);
+const typeDelete = guarded(
+  'sys:dictType:delete',
+  createRoute({ method: 'post', path: `${typeBase}/delete`, tags, summary: 'Delete dictionary types with their items (unknown ids are ignored)', request: { body: jsonBody(DictTypeIdsRequest) }, responses: okResponse('Deleted', z.null()) }),
+  { oplog: true },
+);
+
+// ---- sysDictData ----
+const dataBase = '/app/sysDictData';
+const dataPage = guarded(
+  'sys:dictData:page',
+  createRoute({ method: 'post', path: `${dataBase}/page`, tags, summary: 'Page of dictionary items', request: { body: jsonBody(DictDataPageRequest) }, responses: okResponse('A page of items', DictDataPage) }),
+);
+const dataDetail = guarded(
+  'sys:dictData:detail',
+  createRoute({ method: 'get', path: `${dataBase}/detail`, tags, summary: 'One dictionary item', request: { query: idQuerySchema }, responses: { ...okResponse('The item', DictDataSchema), ...notFound('dictionary item') } }),
+);
+const dataAdd = guarded(
+  'sys:dictData:add',
+  createRoute({
+    method: 'post',
+    path: `${dataBase}/add`,
+    tags,
+    summary: 'Add an item to a dictionary type (400 for an unknown type; value unique within the type: 409)',
+    request: { body: jsonBody(DictDataAddRequest) },
+    responses: { ...okResponse('The new item', DictDataSchema), ...conflict('The value is taken in this type') },
+  }),
+  { oplog: true },
+);
+const dataEdit = guarded(
+  'sys:dictData:edit',
+  createRoute({
+    method: 'post',
+    path: `${dataBase}/edit`,
+    tags,
+    summary: 'Edit a dictionary item (partial; `version` must match, else 409)',
+    request: { body: jsonBody(DictDataEditRequest) },
+    responses: { ...okResponse('The updated item', DictDataSchema), ...notFound('dictionary item'), ...conflict('The value is taken in this type') },
+  }),
+  { oplog: true },
+);
+const dataDelete = guarded(
+  'sys:dictData:delete',
+  createRoute({ method: 'post', path: `${dataBase}/delete`, tags, summary: 'Delete dictionary items (unknown ids are ignored)', request: { body: jsonBody(DictDataIdsRequest) }, responses: okResponse('Deleted', z.null()) }),
+  { oplog: true },
+);
+
+// ---- sysDict: every logged-in user ----
+const ETAG_HEADERS = {
+  ETag: { description: 'Weak validator of the data: send it back in If-None-Match for a 304.', schema: { type: 'string' as const, example: 'W/"3f786850e387550fdab836ed7e6dc881"' } },
+  'Cache-Control': { description: '`no-store` (every JSON answer to a token): a client that keeps the items itself sends their ETag back in `If-None-Match`.', schema: { type: 'string' as const } },
+};
+const conditional = <T extends z.ZodType>(description: string, schema: T) => {
+  const answer = okResponse(description, schema)[200];
+  return {
+    200: { ...answer, headers: ETAG_HEADERS },
+    304: { description: 'Not modified: If-None-Match matched the ETag (the caller was judged all the same: a revoked token gets 401)', headers: ETAG_HEADERS },
+  };
+};
+const DICT_NOTE =
+  'Served from a per-process cache that every dictionary write invalidates on the next request (in every process and isolate). Answers with an ETag; a matching If-None-Match gets 304.';
+const itemsRoute = guarded(
+  null,
+  createRoute({
+    method: 'get',
+    path: '/app/sysDict/items',
+    tags,
+    summary: 'The enabled items of one enabled dictionary type, by sort ([] for an unknown or disabled type)',
+    description: DICT_NOTE,
+    request: { query: DictItemsQuery },
+    responses: conditional('The items', z.array(DictItemSchema)),
+  }),
+);
+const allRoute = guarded(
+  null,
+  createRoute({
+    method: 'get',
+    path: '/app/sysDict/all',
+    tags,
+    summary: 'Every enabled dictionary type with its enabled items: { <typeCode>: items[] }',
+    description: DICT_NOTE,
+    responses: conditional('Every dictionary', DictAllSchema),
+  }),
+);
+
+/** A cached read's answer: 304 when the client holds this ETag, else the envelope; both with the ETag. */
+function answerConditionally<T>(c: Context, answer: { data: T; etag: string }) {
+  c.header('ETag', answer.etag);
+  c.header('Cache-Control', 'no-store');
+  if (etagMatches(c.req.header('if-none-match'), answer.etag)) return c.body(null, 304);
+  return ok(c, answer.data);
+}
+
+export const dictRoutes = createRouter()
+  .openapi(typePage, async (c) => ok(c, await pageDictTypes(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(typeDetail, async (c) => ok(c, await dictTypeDetail(c.get('run'), c.req.valid('query').id)))
+  .openapi(typeAdd, async (c) => ok(c, await addDictType(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(typeEdit, async (c) => ok(c, await editDictType(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(typeDelete, async (c) => {
+    await deleteDictTypes(c.get('run'), c.req.valid('json').ids);
+    return ok(c, null);
+  })
+  .openapi(dataPage, async (c) => ok(c, await pageDictData(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(dataDetail, async (c) => ok(c, await dictDataDetail(c.get('run'), c.req.valid('query').id)))
+  .openapi(dataAdd, async (c) => ok(c, await addDictData(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(dataEdit, async (c) => ok(c, await editDictData(c.get('deps'), c.get('run'), c.req.valid('json'))))
+  .openapi(dataDelete, async (c) => {
+    await deleteDictData(c.get('run'), c.req.valid('json').ids);
+    return ok(c, null);
+  })
+  .openapi(itemsRoute, async (c) => answerConditionally(c, await dictItems(c.get('deps'), c.get('run'), c.req.valid('query').code)))
+  .openapi(allRoute, async (c) => answerConditionally(c, await allDicts(c.get('deps'), c.get('run'))));

@@ -1,0 +1,7 @@
+// What the app and other modules may use of dictionaries: the routes, and the page filters (an
+// export selects the same rows as the page for the same params).
+export { dictRoutes } from './dict.routes.ts';
+export { dictTypeFilter } from './dict-types.service.ts';
+export { dictDataFilter } from './dict-data.service.ts';
+export { allDicts, dictItems } from './dict-read.service.ts';
+export type { DictItem } from './dict.schemas.ts';

@@ -1,0 +1,5 @@
+// What the app and other modules may use of posts: the routes, and the page filter (an export
+// selects the same rows as the page for the same params).
+export { postRoutes } from './posts.routes.ts';
+export { postFilter } from './posts.service.ts';
+export type { Post } from './posts.schemas.ts';
