@@ -161,18 +161,22 @@ for (const runtime of RUNTIMES) {
       const system = routes.find((r) => r.path === '/system');
       expect(system).toMatchObject({ name: 'System', component: 'Layout', meta: { title: '系统管理' } });
       // Hidden routes (our pages RuoYi has no view for) stay out of the sidebar.
-      expect(system.children.filter((c: any) => c.hidden).map((c: any) => c.meta.title).sort()).toEqual(['Backups', 'Files', 'Images']);
+      expect(system.children.filter((c: any) => c.hidden).map((c: any) => c.meta.title).sort()).toEqual(['Backups', 'Dictionary items', 'Files', 'Images', 'Job log']);
       system.children = system.children.filter((c: any) => !c.hidden);
       expect(system.children.map((c: any) => [c.name, c.path, c.component])).toEqual([
         ['User', 'user', 'system/user/index'],
         ['Role', 'role', 'system/role/index'],
         ['Menu', 'menu', 'system/menu/index'],
         ['Dept', 'dept', 'system/dept/index'],
+        ['Post', 'post', 'system/post/index'],
+        ['Dict', 'dict', 'system/dict/index'],
+        ['Config', 'config', 'system/config/index'],
+        ['Notice', 'notice', 'system/notice/index'],
         ['Log', 'log', 'ParentView'],
       ]);
-      expect(system.children[4].children.map((c: any) => c.component)).toEqual(['monitor/operlog/index', 'monitor/logininfor/index']);
+      expect(system.children[8].children.map((c: any) => c.component)).toEqual(['monitor/operlog/index', 'monitor/logininfor/index']);
       const monitor = routes.find((r) => r.path === '/monitor');
-      expect(monitor.children.map((c: any) => c.component)).toEqual(['monitor/online/index', 'monitor/server/index', 'monitor/cache/index', 'monitor/cache/list']);
+      expect(monitor.children.map((c: any) => c.component)).toEqual(['monitor/online/index', 'monitor/job/index', 'monitor/server/index', 'monitor/cache/index', 'monitor/cache/list']);
       expect(routes.filter((r) => !r.hidden).map((r) => r.path)).toEqual(['/system', '/monitor']);
       if (runtime === 'd1') expect(info.rt).toBe(1);
     });

@@ -20,11 +20,11 @@ const loginClient = (c: Context) => ({ ...clientInfo(c), traceId: c.get('traceId
 /** login, captcha, logout, getInfo, getRouters, register, unlockscreen (RuoYi's api/login.js and api/menu.js). */
 export const loginRoutes = new Hono()
   .get('/captchaImage', async (c) => {
-    const deps = c.get('deps');
-    if (!deps.config.CAPTCHA_ENABLED) return ajax(c, { captchaEnabled: false });
     // Ours, as a PNG: RuoYi shows `data:image/gif;base64,` + img, under which only a raster
-    // image decodes. Same issuance limit, same row, same check at login (code + uuid).
-    const captcha = await issueCaptcha(deps, c.get('run'), c.get('client').ip, 'png');
+    // image decodes. Same switch (sys.account.captchaEnabled, else CAPTCHA_ENABLED), same
+    // issuance limit, same row, same check at login (code + uuid).
+    const captcha = await issueCaptcha(c.get('deps'), c.get('run'), c.get('client').ip, 'png');
+    if (!captcha.enabled) return ajax(c, { captchaEnabled: false });
     return ajax(c, { captchaEnabled: true, uuid: captcha.codeKey, img: captcha.image!.slice(captcha.image!.indexOf(',') + 1) });
   })
   .post('/login', async (c) => {

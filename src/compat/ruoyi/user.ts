@@ -17,6 +17,7 @@ import {
   userDetail,
   UserPageRequest,
 } from '../../modules/users/index.ts';
+import { listPosts, type Post } from '../../modules/posts/index.ts';
 import { loginUserInformation, updateInfo, updatePassword, UpdateInfoRequest, UpdatePasswordRequest } from '../../modules/login-user/index.ts';
 import { parsed, read, write } from './guard.ts';
 import { ajax, ajaxData, table } from './respond.ts';
@@ -47,6 +48,12 @@ export const body = async (c: Context) => (await c.req.json().catch(() => { thro
 /** The form's role ids (RuoYi sends [] for none). */
 const roleIdsOf = (v: unknown) => (Array.isArray(v) ? v.map((x) => idOf(x, 'roleIds')) : undefined);
 
+/** The form's post ids (RuoYi sends [] for none). */
+const postIdsOf = (v: unknown) => (Array.isArray(v) ? v.map((x) => idOf(x, 'postIds')) : undefined);
+
+/** RuoYi's post picker entry (a disabled post shows greyed out). */
+const ruoyiPostOption = (p: Post) => ({ postId: p.id, postCode: p.code, postName: p.name, postSort: p.sort, status: toRuoyiStatus(p.status) });
+
 /** The user form (add) and profile fields in our names; '' means none. */
 function userFields(b: Record<string, unknown>) {
   return defined({
@@ -59,16 +66,16 @@ function userFields(b: Record<string, unknown>) {
 }
 
 /**
- * GET /system/user/{id} and GET /system/user/ (the add form): the user, every enabled role for
- * the picker and the user's role ids; posts are empty until the posts module is there.
+ * GET /system/user/{id} and GET /system/user/ (the add form): the user, every enabled role and
+ * post for the pickers, and the user's role and post ids.
  */
 async function userForm(c: Context, id: number | undefined) {
   const run = c.get('run');
-  const [user, roles, roleIds] = await Promise.all([id ? userDetail(run, id) : undefined, listRoles(run), id ? ownRoles(run, id) : []]);
+  const [user, roles, roleIds, posts] = await Promise.all([id ? userDetail(run, id) : undefined, listRoles(run), id ? ownRoles(run, id) : [], listPosts(run)]);
   const isSuper = run.knownSuper;
   // RuoYi's backend leaves the admin role out of the picker for everyone but an admin.
   const pickable = roles.filter((r) => isSuper || r.code !== 'superAdmin').map((r) => ruoyiRole(r));
-  return ajax(c, { ...(user ? { data: ruoyiUser(user) } : {}), roles: pickable, roleIds, posts: [], postIds: [] });
+  return ajax(c, { ...(user ? { data: ruoyiUser(user) } : {}), roles: pickable, roleIds, posts: posts.map(ruoyiPostOption), postIds: user?.postIds ?? [] });
 }
 
 export const userRoutes = new Hono()
@@ -85,8 +92,9 @@ export const userRoutes = new Hono()
   })
   .get('/system/user/deptTree', ...read('sys:org:tree'), async (c) => ajaxData(c, treeSelect(await orgTree(c.get('run')))))
   .get('/system/user/profile', ...read(null), async (c) => {
-    const info = await loginUserInformation(c.get('deps'), c.get('run'));
-    return ajax(c, { data: ruoyiUser(info.user), roleGroup: info.roles.map(ruoyiRoleKey).join(','), postGroup: '' });
+    const [info, posts] = await Promise.all([loginUserInformation(c.get('deps'), c.get('run')), listPosts(c.get('run'))]);
+    const mine = new Set(info.user.postIds);
+    return ajax(c, { data: ruoyiUser(info.user), roleGroup: info.roles.map(ruoyiRoleKey).join(','), postGroup: posts.filter((p) => mine.has(p.id)).map((p) => p.name).join(',') });
   })
   .put('/system/user/profile', ...write(null, 'sysLoginUser', 'updateInfo'), async (c) => {
     const b = await body(c);
@@ -134,12 +142,14 @@ export const userRoutes = new Hono()
   .post('/system/user', ...write('sys:user:add', 'sysUser', 'add'), async (c) => {
     const b = await body(c);
     const roleIds = roleIdsOf(b.roleIds);
+    const postIds = postIdsOf(b.postIds);
     const input = parsed(AddUserRequest, {
       loginName: b.userName,
       password: b.password,
       ...userFields(b),
       ...(b.status !== undefined && b.status !== '' ? { status: fromRuoyiStatus(b.status) } : {}),
       ...(roleIds?.length ? { roleIds } : {}),
+      ...(postIds?.length ? { postIds } : {}),
     });
     c.set('opParams', { ...input, password: '…' });
     await addUser(c.get('deps'), c.get('run'), input);
@@ -161,6 +171,8 @@ export const userRoutes = new Hono()
     }
     const roleIds = roleIdsOf(b.roleIds);
     if (roleIds && [...roleIds].sort().join() !== [...held].sort().join()) changed.roleIds = roleIds;
+    const postIds = postIdsOf(b.postIds);
+    if (postIds && [...postIds].sort().join() !== [...current.postIds].sort().join()) changed.postIds = postIds;
     const input = parsed(EditUserRequest, { id, version: b.version, ...changed });
     c.set('opParams', input);
     await editUser(c.get('deps'), run, input);

@@ -108,3 +108,30 @@ export function changedFrom(next: Record<string, unknown>, stored: Record<string
   for (const [k, v] of Object.entries(next)) if (v !== stored[k] && !(none(v) && none(stored[k]))) out[k] = v;
   return out;
 }
+
+/**
+ * The seeded dictionaries whose values RuoYi's pages compare with their own (a status switch's
+ * '0'/'1', a notice type '1'/'2', a config type 'Y'/'N'): [RuoYi's value, ours]. The dialect maps
+ * the items it serves and the fields it translates through this one table, both ways, so RuoYi's
+ * `row.status == dict.value` keeps holding; our API and our stored values stay ours
+ * (docs/ruoyi.md, "Dictionaries"). A value not in the table (an item an administrator added,
+ * a notice's `draft`) passes unchanged both ways.
+ */
+export const DICT_VALUES: Readonly<Record<string, readonly (readonly [ruoyi: string, ours: string])[]>> = {
+  sys_normal_disable: [['0', 'enabled'], ['1', 'disabled']],
+  sys_job_status: [['0', 'enabled'], ['1', 'disabled']],
+  sys_user_sex: [['0', 'male'], ['1', 'female'], ['2', 'unknown']],
+  sys_yes_no: [['Y', 'true'], ['N', 'false']],
+  sys_show_hide: [['0', 'false'], ['1', 'true']],
+  sys_notice_type: [['1', 'notice'], ['2', 'announcement']],
+  sys_notice_status: [['0', 'published'], ['1', 'closed']],
+  sys_common_status: [['0', 'success'], ['1', 'failure']],
+};
+
+const toRuoyiValues = new Map(Object.entries(DICT_VALUES).map(([type, pairs]) => [type, new Map(pairs.map(([r, o]) => [o, r]))]));
+const toOurValues = new Map(Object.entries(DICT_VALUES).map(([type, pairs]) => [type, new Map(pairs.map(([r, o]) => [r, o]))]));
+
+/** An item value of dictionary `type` as RuoYi's pages compare it (unmapped values unchanged). */
+export const ruoyiDictValue = (type: string, ours: string): string => toRuoyiValues.get(type)?.get(ours) ?? ours;
+/** A value RuoYi sent for dictionary `type`, in ours (unmapped values unchanged). */
+export const ourDictValue = (type: string, ruoyi: string): string => toOurValues.get(type)?.get(ruoyi) ?? ruoyi;
