@@ -101,7 +101,7 @@ export const configRoutes = new Hono()
     const key = (input.key ?? '').toLowerCase();
     const builtIn = Object.values(BUILT_IN).some((k) => k.toLowerCase() === key);
     if (type !== undefined && input.key !== undefined && type !== (builtIn ? 'builtIn' : 'custom')) {
-      throw badRequest(`configType: the type of a parameter is set by the system (built in: the keys the service itself reads)`);
+      throw badRequest(`configType: set by the system: built in (Y) are the keys the service itself reads (${Object.values(BUILT_IN).join(', ')}), which keep their keys; every other parameter is custom (N)`);
     }
     await editConfig(c.get('deps'), c.get('run'), input, configAuditParams(c, input));
     return ajax(c);

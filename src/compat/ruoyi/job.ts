@@ -50,13 +50,20 @@ export function cronOfQuartz(expr: string): string {
   const [second, minute, hour, dom, month, dow, year] = parts as [string, string, string, string, string, string, string | undefined];
   if (second !== '0') throw badRequest('cronExpression: the second must be 0 (jobs here are scheduled by the minute)');
   if (year !== undefined && year !== '*') throw badRequest('cronExpression: the year must be * (jobs here repeat every year)');
-  const days = dow === '?' ? '*' : dow.replace(DAY_NUMBERS, (_, sep: string, n: string) => {
+  const days = dow === '?' ? '*' : fromStart(dow, 'SAT').replace(DAY_NUMBERS, (_, sep: string, n: string) => {
     const day = DAYS[Number(n) - 1];
     if (!day) throw badRequest(`cronExpression: weekday ${n}: Quartz numbers the days 1 (SUN) to 7 (SAT)`);
     return sep + day;
   });
-  return `${minute} ${hour} ${dom === '?' ? '*' : dom} ${month} ${days}`;
+  return `${fromStart(minute, '59')} ${fromStart(hour, '23')} ${dom === '?' ? '*' : fromStart(dom, '31')} ${fromStart(month, '12')} ${days}`;
 }
+
+/** Quartz's `a/n` (from a, every n: what RuoYi's cron builder writes, e.g. `0/5`) → ours, `a-last/n`. */
+const fromStart = (field: string, last: string) =>
+  field
+    .split(',')
+    .map((item) => item.replace(/^([0-9A-Za-z]+)\/(\d+)$/, `$1-${last}/$2`))
+    .join(',');
 
 /** RuoYi's misfire policies: '2' run once ↔ fire, '3' do nothing ↔ skip ('1', run every missed time, is not offered). */
 const MISFIRE_TO_RUOYI = { fire: '2', skip: '3' } as const;
@@ -157,7 +164,9 @@ export const jobRoutes = new Hono()
     if (b.invokeTarget !== undefined && text(b.invokeTarget) !== current.handler) throw badRequest("invokeTarget: a job runs the code it is registered with; it cannot be changed");
     if (otherGroup(text(b.jobGroup))) throw badRequest(`jobGroup: the service's jobs are all in ${JOB_GROUP}`);
     const status = b.status === undefined || b.status === '' ? undefined : fromRuoyiStatus(b.status);
-    const cron = text(b.cronExpression) === undefined ? undefined : cronOfQuartz(String(b.cronExpression));
+    // The expression as handed out, echoed unchanged, is no change (its text may differ from ours: SUN for 0).
+    const sent = text(b.cronExpression)?.trim().split(/\s+/).join(' ');
+    const cron = sent === undefined || sent === quartzOf(current.cron) ? undefined : cronOfQuartz(sent);
     const input = parsed(JobEditRequest, {
       id,
       version: b.version,
