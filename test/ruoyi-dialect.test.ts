@@ -120,6 +120,9 @@ describe('mappings', () => {
     expect(out[0]!.children![0]).toMatchObject({ path: 'user', component: 'system/user/index' });
     expect(out[0]!.children![1]).toMatchObject({ path: 'log', component: 'ParentView' });
     expect(ruoyiMenuPresetSql()).toContain("'system/user/index'");
+    // A menu named like one of the client's own routes (our seeded job log page is 'JobLog', as is
+    // RuoYi's) would replace it: its route gets its id appended.
+    expect(ruoyiRoutes([{ ...menu(7, 'menu', '/job-log', [], 'x'), name: 'JobLog' }])[0]!.name).toBe('JobLog7Root');
   });
 });
 
@@ -472,8 +475,11 @@ for (const runtime of RUNTIMES) {
       const theme = (await ok('GET', `/system/config/list?pageNum=1&pageSize=10&configKey=app.theme.${runtime}`, { token: admin })).json.rows[0];
       expect(theme).toMatchObject({ configType: 'N', configValue: 'dark' });
       expect((await rc('PUT', '/system/config', { token: admin, body: { ...theme, configType: 'Y' } })).json.msg).toMatch(/^configType/);
-      expect((await rc('POST', '/system/config', { token: admin, body: { configName: 'X', configKey: `app.x.${runtime}`, configValue: '', configType: 'Y' } })).json.msg).toMatch(/^configType/);
-      expect(await t.row(`SELECT id FROM configs WHERE config_key = ?`, `app.x.${runtime}`)).toBeNull();
+      // RuoYi's add form starts at 'Y': a new parameter is custom all the same.
+      await ok('POST', '/system/config', { token: admin, body: { configName: 'X', configKey: `app.x.${runtime}`, configValue: '', configType: 'Y' } });
+      expect((await t.row(`SELECT type FROM configs WHERE config_key = ?`, `app.x.${runtime}`))!.type).toBe('custom');
+      expect((await rc('POST', '/system/config', { token: admin, body: { configName: 'Z', configKey: `app.z.${runtime}`, configType: 'maybe' } })).json.msg).toMatch(/^configType/);
+      expect(await t.row(`SELECT id FROM configs WHERE config_key = ?`, `app.z.${runtime}`)).toBeNull();
       await ok('DELETE', `/system/config/${theme.configId}`, { token: admin });
       expect(await t.row(`SELECT id FROM configs WHERE id = ?`, theme.configId)).toBeNull();
       await t.exec(`UPDATE configs SET config_value = '' WHERE config_key = 'sys.user.initPassword'`);

@@ -3,7 +3,8 @@
 // profile page, as the super admin and as a department manager whose role has data scope
 // orgAndBelow. Each list must show our data (the manager only their departments' users); one add,
 // edit, status switch and delete per page that has them, through the page's own dialogs; a forced
-// logout; and no failing call or console error but the documented ones.
+// logout; and no failing call or console error but the documented ones. The standard modules'
+// pages (posts, dictionaries and their items, parameters, notices, jobs and their log) included.
 // Run alone: `npx bun test test/browser/ruoyi-pages.test.ts` (the first run installs the client's
 // dependencies from npm: minutes; later runs reuse them). Screenshots, the recorded calls and the
 // timings go to test-output/ruoyi/ (or RUOYI_OUTPUT_DIR).
@@ -106,14 +107,54 @@ afterAll(async () => {
   }
 }, 60_000);
 
+/**
+ * Does `act` and waits for a success toast saying `text` that was not there before (a toast of an
+ * earlier step can still be showing), then for the list the page reloads after it.
+ */
+async function toastAfter(page: Page, text: string, act: () => Promise<void>) {
+  await page.evaluate(() => document.querySelectorAll('.el-message').forEach((e) => e.setAttribute('data-seen', '')));
+  await act();
+  await page.locator('.el-message--success:not([data-seen])', { hasText: text }).first().waitFor({ state: 'visible' });
+  await page.locator('.app-main .el-loading-mask:visible').first().waitFor({ state: 'detached' }).catch(() => undefined);
+}
+
 /** What a page of the client does, and the helpers that drive Element Plus the way a user does. */
 function driver(page: Page, shots: string) {
+  let steps = 0;
   const dialog = () => page.locator('.el-dialog:visible').last();
   return {
+    /**
+     * Opens a page as its sidebar link does: through RuoYi's router once the app runs (a reload per
+     * page would cost seconds each), by URL before. The page just left is marked, so the waited-for
+     * element is the new page's (RuoYi's transition lets the old one leave first).
+     */
     async open(path: string, waitFor: string) {
-      await page.goto(`${client.url}${path}`);
-      await page.waitForSelector(waitFor, { state: 'visible' });
-      await page.waitForLoadState('networkidle');
+      const inApp = await page.evaluate(() => !!(document.querySelector('#app') as any)?.__vue_app__ && !location.pathname.startsWith('/login'));
+      if (!inApp) {
+        await page.goto(`${client.url}${path}`);
+        await page.waitForSelector(waitFor, { state: 'visible' });
+        await page.waitForLoadState('networkidle');
+        return;
+      }
+      // A mark of its own per step: a page kept alive by RuoYi's tabs comes back with the mark it left with.
+      const mark = String(++steps);
+      await page.evaluate(([to, m]) => {
+        document.querySelectorAll('.app-main > *').forEach((e) => e.setAttribute('data-left', m!));
+        return (document.querySelector('#app') as any).__vue_app__.config.globalProperties.$router.push(to);
+      }, [path, mark]);
+      await page.waitForURL((u) => u.pathname === path);
+      await page.locator(`.app-main > :not([data-left="${mark}"]) ${waitFor}`).first().waitFor({ state: 'visible' });
+      // The page's first answers (its list and dictionaries).
+      await page.locator('.app-main .el-loading-mask:visible').first().waitFor({ state: 'detached' }).catch(() => undefined);
+    },
+    /** Follows a link of the page (a button that routes) to `url`, then waits for `waitFor` on the new page. */
+    async follow(link: () => Promise<void>, url: RegExp, waitFor: string) {
+      const mark = String(++steps);
+      await page.evaluate((m) => document.querySelectorAll('.app-main > *').forEach((e) => e.setAttribute('data-left', m)), mark);
+      await link();
+      await page.waitForURL(url);
+      await page.locator(`.app-main > :not([data-left="${mark}"]) ${waitFor}`).first().waitFor({ state: 'visible' });
+      await page.locator('.app-main .el-loading-mask:visible').first().waitFor({ state: 'detached' }).catch(() => undefined);
     },
     async shot(name: string) {
       const file = join(OUT, `${shots}-${name}.png`);
@@ -127,15 +168,11 @@ function driver(page: Page, shots: string) {
     },
     /** Clicks the dialog's 确 定 and waits for RuoYi's success toast. */
     async submit(success: string) {
-      await dialog().locator('.el-dialog__footer button', { hasText: '确 定' }).click();
-      await page.locator('.el-message--success', { hasText: success }).first().waitFor({ state: 'visible' });
-      await page.waitForLoadState('networkidle');
+      await toastAfter(page, success, () => dialog().locator('.el-dialog__footer button', { hasText: '确 定' }).click());
     },
     /** Confirms RuoYi's message box and waits for the success toast. */
     async confirm(success: string) {
-      await page.locator('.el-message-box .el-message-box__btns .el-button--primary').click();
-      await page.locator('.el-message--success', { hasText: success }).first().waitFor({ state: 'visible' });
-      await page.waitForLoadState('networkidle');
+      await toastAfter(page, success, () => page.locator('.el-message-box .el-message-box__btns .el-button--primary').click());
     },
     async toolbar(label: string) {
       await page.locator('.mb8 button', { hasText: label }).first().click();
@@ -278,12 +315,126 @@ describe.skipIf(!ready)(title, () => {
     await d.confirm('删除成功');
     timings.menuPageMs = Date.now() - t;
 
+    // 岗位管理: add, edit (its status through the dialog's radio), delete.
+    t = Date.now();
+    await d.open('/system/post', '.el-table');
+    await d.toolbar('新增');
+    await d.fill('请输入岗位名称', '界面岗位');
+    await d.fill('请输入编码名称', 'ui_post');
+    await d.submit('新增成功');
+    await d.row('ui_post').locator('button', { hasText: '修改' }).click();
+    await d.fill('请输入岗位名称', '界面岗位二');
+    await d.dialog().locator('.el-radio', { hasText: '停用' }).click();
+    await d.submit('修改成功');
+    expect(await d.row('ui_post').innerText()).toMatch(/界面岗位二[\s\S]*停用/);
+    await d.shot('post');
+    await d.row('ui_post').locator('button', { hasText: '删除' }).click();
+    await d.confirm('删除成功');
+    timings.postPageMs = Date.now() - t;
+
+    // 字典管理: a type, and on its items page (RuoYi's own route) an item; the seeded types show
+    // RuoYi's values through their tags (正常 for '0').
+    t = Date.now();
+    await d.open('/system/dict', '.el-table__row');
+    expect((await d.rows()).join('\n')).toMatch(/sys_yes_no[\s\S]*正常/);
+    await d.toolbar('新增');
+    await d.fill('请输入字典名称', '界面字典');
+    await d.fill('请输入字典类型', 'ui_dict');
+    await d.submit('新增成功');
+    await d.row('ui_dict').locator('button', { hasText: '修改' }).click();
+    await d.fill('请输入字典名称', '界面字典二');
+    await d.submit('修改成功');
+    await d.shot('dict');
+    await d.follow(() => d.row('ui_dict').locator('button', { hasText: '列表' }).click(), /\/system\/dict-data\/index\/\d+$/, '.el-table');
+    await d.toolbar('新增');
+    await d.fill('请输入数据标签', '界面项');
+    await d.fill('请输入数据键值', 'ui_item');
+    await d.submit('新增成功');
+    await d.row('ui_item').locator('button', { hasText: '修改' }).click();
+    await d.fill('请输入数据标签', '界面项二');
+    await d.dialog().locator('.el-radio', { hasText: '停用' }).click();
+    await d.submit('修改成功');
+    expect(await d.row('ui_item').innerText()).toMatch(/界面项二[\s\S]*停用/);
+    await d.shot('dict-data');
+    await d.row('ui_item').locator('button', { hasText: '删除' }).click();
+    await d.confirm('删除成功');
+    await d.open('/system/dict', '.el-table__row');
+    await d.row('ui_dict').locator('button', { hasText: '删除' }).click();
+    await d.confirm('删除成功');
+    timings.dictPagesMs = Date.now() - t;
+
+    // 参数设置
+    t = Date.now();
+    await d.open('/system/config', '.el-table__row');
+    expect((await d.rows()).join('\n')).toContain('sys.user.initPassword');
+    await d.toolbar('新增');
+    await d.fill('请输入参数名称', '界面参数');
+    await d.fill('请输入参数键名', 'ui.param');
+    await d.fill('请输入参数键值', 'one');
+    await d.submit('新增成功');
+    await d.row('ui.param').locator('button', { hasText: '修改' }).click();
+    await d.fill('请输入参数键值', 'two');
+    await d.submit('修改成功');
+    expect(await d.row('ui.param').innerText()).toContain('two');
+    await d.shot('config');
+    await d.row('ui.param').locator('button', { hasText: '删除' }).click();
+    await d.confirm('删除成功');
+    timings.configPageMs = Date.now() - t;
+
+    // 通知公告: an announcement, then closed through the dialog's status radio; the bell shows it.
+    t = Date.now();
+    await d.open('/system/notice', '.el-table');
+    await d.toolbar('新增');
+    await d.fill('请输入公告标题', '界面公告');
+    await d.dialog().locator('.el-form-item', { hasText: '公告类型' }).locator('.el-select__wrapper').click();
+    await page.locator('.el-select-dropdown__item:visible').filter({ hasText: /^公告$/ }).click();
+    await d.submit('新增成功');
+    expect(await d.row('界面公告').innerText()).toMatch(/公告[\s\S]*正常/);
+    await d.row('界面公告').locator('button', { hasText: '修改' }).click();
+    await d.fill('请输入公告标题', '界面公告二');
+    await d.dialog().locator('.el-radio', { hasText: '关闭' }).click();
+    await d.submit('修改成功');
+    expect(await d.row('界面公告二').innerText()).toContain('关闭');
+    await d.shot('notice');
+    await d.row('界面公告二').locator('button', { hasText: '删除' }).click();
+    await d.confirm('删除成功');
+    timings.noticePageMs = Date.now() - t;
+
+    // 定时任务: our registered jobs; an edit (the misfire policy), the status switch both ways, a
+    // run; then its log (RuoYi's own route, by job name): one row deleted, the rest cleared.
+    t = Date.now();
+    await d.open('/monitor/job', '.el-table__row');
+    const job = d.row('expiredCleanup');
+    expect(await job.innerText()).toContain('0 */10 * * * ?');
+    await job.locator('.el-table__cell').last().locator('button').nth(0).click();
+    await d.dialog().locator('.el-radio-button', { hasText: '放弃执行' }).click();
+    await d.submit('修改成功');
+    await d.row('expiredCleanup').locator('.el-switch').click();
+    await d.confirm('停用成功');
+    await d.row('expiredCleanup').locator('.el-switch').click();
+    await d.confirm('启用成功');
+    await d.row('expiredCleanup').locator('.el-table__cell').last().locator('button').nth(2).click();
+    await d.confirm('执行成功');
+    await d.row('expiredCleanup').locator('.el-table__cell').last().locator('button').nth(2).click();
+    await d.confirm('执行成功');
+    await d.shot('job');
+    await d.follow(() => d.row('expiredCleanup').locator('.el-table__cell').last().locator('button').nth(3).click(), /\/monitor\/job-log\/index\/\d+$/, '.el-table__row');
+    expect((await d.rows()).length).toBeGreaterThanOrEqual(2); // the two runs (a scheduler tick may add one)
+    await d.shot('job-log');
+    await page.locator('.el-table__body-wrapper .el-table__row').first().locator('.el-checkbox').first().click();
+    await d.toolbar('删除');
+    await d.confirm('删除成功');
+    await d.toolbar('清空');
+    await d.confirm('清空成功');
+    expect(await page.locator('.el-table__body-wrapper .el-table__row').count()).toBe(0);
+    timings.jobPagesMs = Date.now() - t;
+
     // 日志管理: our op-log rows of what was just done, and the login log (with a login of the
     // manager's, whose session 在线用户 then forces out).
     t = Date.now();
     const victim = await nativeLogin('manager', PASSWORD);
     await d.open('/system/log/operlog', '.el-table__row');
-    expect((await d.rows()).join('\n')).toMatch(/sysMenu[\s\S]*删除/);
+    expect((await d.rows()).join('\n')).toMatch(/sysJobLog[\s\S]*清空数据/);
     await d.shot('operlog');
     await d.open('/system/log/logininfor', '.el-table__row');
     expect((await d.rows()).join('\n')).toContain('admin');

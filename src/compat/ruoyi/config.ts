@@ -85,7 +85,9 @@ export const configRoutes = new Hono()
   .post('/system/config', ...write('sys:config:add', 'sysConfig', 'add'), async (c) => {
     const b = await body(c);
     c.set('opParams', unreadBody(b));
-    if (typeFromRuoyi(b.configType) === 'builtIn') throw badRequest('configType: built-in parameters come with the service; a new one is custom (N)');
+    // RuoYi's form starts at 系统内置 = 'Y'. Built in are the keys the service reads, seeded with
+    // it: a new parameter is custom whatever the form says (docs/ruoyi.md); only 'Y'/'N' are taken.
+    typeFromRuoyi(b.configType);
     const input = parsed(ConfigAddRequest, fields(b));
     configAuditParams(c, input);
     await addConfig(c.get('deps'), c.get('run'), input);

@@ -13,8 +13,12 @@ export interface RuoyiRoute {
   children?: RuoyiRoute[];
 }
 
-/** Names the client's own constant routes use (a menu by that name would replace them). */
-const RESERVED = new Set(['Index', 'Profile']);
+/**
+ * Names the client's own routes use, constant and dynamic (a menu by that name would replace
+ * them: the job log page is 'JobLog' in both RuoYi and our seeds). Such a menu's route gets its id
+ * appended.
+ */
+const RESERVED = new Set(['Index', 'Profile', 'AuthRole', 'AuthUser', 'Data', 'JobLog', 'GenEdit']);
 const EXTERNAL = /^https?:\/\//i;
 
 /**
