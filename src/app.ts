@@ -3,7 +3,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { Deps } from './deps.ts';
-import { AppError, ERRORS, unavailable } from './core/errors.ts';
+import { AppError, ERRORS, forbidden, unavailable } from './core/errors.ts';
+import { carriesApiKey } from './http/auth.ts';
 import { envelope, errorBody, ErrorEnvelope } from './core/envelope.ts';
 import { checkReadiness, NOT_READY_RETRY_AFTER } from './core/readiness.ts';
 import { captureClient } from './http/client.ts';
@@ -16,6 +17,7 @@ import { Runner } from './db/runner.ts';
 import { newTraceId, traceIdFromParent } from './http/trace.ts';
 import { BOOKMARK_HEADER, validBookmark } from './http/bookmark.ts';
 import './http/context.ts';
+import { apiKeyRoutes } from './modules/api-keys/index.ts';
 import { authRoutes } from './modules/auth/index.ts';
 import { backupRoutes } from './modules/backups/index.ts';
 import { configRoutes } from './modules/config/index.ts';
@@ -93,7 +95,7 @@ export function createApp(deps: Deps) {
   const corsMiddleware = cors({
     origin: (origin) => (config.CORS_ORIGINS.includes(origin) ? origin : null),
     allowMethods: ['GET', 'POST', 'OPTIONS'],
-    allowHeaders: ['Authorization', 'Content-Type', 'traceparent', BOOKMARK_HEADER],
+    allowHeaders: ['Authorization', 'Content-Type', 'traceparent', 'If-None-Match', BOOKMARK_HEADER],
     exposeHeaders: ['X-Trace-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Content-Range', BOOKMARK_HEADER],
     maxAge: 600,
   });
@@ -154,6 +156,11 @@ export function createApp(deps: Deps) {
     }
   });
   app.onError(onError);
+  // An API key never logs in, out or through a second factor (contract, "API keys"): 403.
+  app.use('/auth/*', async (c, next) => {
+    if (carriesApiKey(c)) throw forbidden('An API key cannot be used on /auth/* (log in with a password instead)');
+    await next();
+  });
   app.notFound(notFoundHandler);
 
   const routes = app
@@ -180,7 +187,8 @@ export function createApp(deps: Deps) {
     .route('/', dictRoutes)
     .route('/', configRoutes)
     .route('/', noticeRoutes)
-    .route('/', postRoutes);
+    .route('/', postRoutes)
+    .route('/', apiKeyRoutes);
 
   // The RuoYi-Vue3 dialect (docs/ruoyi.md): off unless RUOYI_API_PREFIX names where it lives.
   if (config.RUOYI_API_PREFIX) app.route(config.RUOYI_API_PREFIX, ruoyiDialect(config.RUOYI_API_PREFIX));
@@ -190,6 +198,13 @@ export function createApp(deps: Deps) {
     scheme: 'bearer',
     bearerFormat: 'JWT',
     description: 'The token from POST /auth/login. Each operation lists its permission code in x-permission.',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'ea_<id>_<secret>',
+    description:
+      "An API key from POST /app/sysApiKey/add, as `Authorization: Bearer ea_…` (docs/api-keys.md). Offered on the operations a key may run: it passes when the operation's code is among the key's codes AND its owner holds it now.",
   });
   if (config.DOCS_ENABLED) {
     let doc: ReturnType<typeof buildOpenApiDocument> | undefined;

@@ -86,3 +86,5 @@ export type { DictItem } from './modules/dict/index.ts';
 export type { Notice } from './modules/notices/index.ts';
 export type { Post } from './modules/posts/index.ts';
 export type { ConfigRecord } from './modules/config/index.ts';
+/** An API key's record (sysApiKey/page; add answers it plus the one-time `secret`): docs/api-keys.md. */
+export type { ApiKey } from './modules/api-keys/index.ts';

@@ -61,6 +61,13 @@ const schema = z
     STARTUP_CHECK_MAX_MB: int(256, 0, 1024 * 1024),
     LINK_TTL_SECONDS: int(3600, 10, 7 * 86400),
     PAGE_SIZE_MAX: int(100, 1, 1000),
+    /** API keys (docs/api-keys.md): lifetime when none is asked for, and the longest allowed. */
+    API_KEY_DEFAULT_DAYS: int(90, 1, 3650),
+    API_KEY_MAX_DAYS: int(365, 1, 3650),
+    /** Requests per key per minute, per process or isolate (0: no limit). */
+    API_KEY_PER_MINUTE: int(600, 0, 1_000_000),
+    /** A key's last use is written at most once per this many seconds (not on every request). */
+    API_KEY_LAST_USED_SECONDS: int(60, 1, 86400),
     TRUST_PROXY: bool(false),
     DOCS_ENABLED: bool(true),
     /**

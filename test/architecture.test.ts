@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { PERMISSION_CODES } from '../src/core/permissions.ts';
+import { keyMayCarry } from '../src/access/api-key-statement.ts';
 import { makeTestApp } from './support/app.ts';
 
 const SRC = join(import.meta.dir, '../src');
@@ -159,7 +160,9 @@ describe('permission declarations', async () => {
   });
 
   /** Operations the contract opens to any logged-in user, no code ("Standard modules"). */
-  const ANY_LOGGED_IN = ['/app/sysDict/items', '/app/sysDict/all', '/app/sysConfig/value', '/app/sysNotice/latest', '/app/sysNotice/markRead'];
+  const ANY_LOGGED_IN = ['/app/sysDict/items', '/app/sysDict/all', '/app/sysConfig/value', '/app/sysNotice/latest', '/app/sysNotice/markRead',
+    // API keys: one's own keys need no code; sys:apiKey:page/revoke reach others' (judged in SQL).
+    '/app/sysApiKey/page', '/app/sysApiKey/revoke'];
 
   test('every /app/* operation declares a permission code (sysLoginUser and the few reads for everyone: any logged-in user)', () => {
     const missing = operations
@@ -174,16 +177,26 @@ describe('permission declarations', async () => {
     expect(missing).toEqual([]);
   });
 
-  test('every protected operation carries the bearer security requirement', () => {
-    const bearer = JSON.stringify([{ bearerAuth: [] }]);
-    // Downloads and previews also accept a signed link (for <img src> and <a download>).
-    const bearerOrLink = JSON.stringify([{ bearerAuth: [] }, { signedLink: [] }]);
+  test('every protected operation carries the bearer security requirement (and the API key scheme where a key may be used)', () => {
+    // Downloads and previews also accept a signed link (for <img src> and <a download>); an API key
+    // is offered on every operation with a code a key may carry (access/api-key-statement.ts).
     const linkable = ['/app/sysFile/download', '/app/sysImage/preview'];
+    const expected = (o: (typeof operations)[number]) =>
+      JSON.stringify([
+        { bearerAuth: [] },
+        ...(keyMayCarry(o.op['x-permission'] === 'authenticated' ? null : (o.op['x-permission'] as string)) ? [{ apiKeyAuth: [] }] : []),
+        ...(linkable.includes(o.path) ? [{ signedLink: [] }] : []),
+      ]);
     const unsecured = operations
       .filter((o) => o.path.startsWith('/app/') || o.path === '/auth/logout')
-      .filter((o) => JSON.stringify(o.op.security) !== (linkable.includes(o.path) ? bearerOrLink : bearer))
+      .filter((o) => JSON.stringify(o.op.security) !== expected(o))
       .map((o) => o.path);
     expect(unsecured).toEqual([]);
+    // Never offered where a key is refused: own account, keys, role writes and grants.
+    const keyed = operations.filter((o) => JSON.stringify(o.op.security).includes('apiKeyAuth')).map((o) => o.path);
+    for (const p of ['/app/sysLoginUser/updatePassword', '/app/sysApiKey/add', '/app/sysRole/grantMenu', '/app/sysUser/grantRole', '/auth/logout']) expect(keyed).not.toContain(p);
+    expect(keyed).toContain('/app/sysUser/page');
+    expect((doc as any).components.securitySchemes.apiKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
   test('every declared code is seeded as a button menu by the migrations', () => {

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test';
 import type { InferRequestType, InferResponseType } from 'hono/client';
 import type { ExtractSchema } from 'hono/types';
 import type { AppType } from '../src/app.ts';
-import { createClient, type Client, type RouterMenu } from '../src/client.ts';
+import { createClient, type ApiKey, type Client, type RouterMenu } from '../src/client.ts';
 import { ADMIN_PASSWORD, makeTestApp } from './support/app.ts';
 
 // --- type-level assertions -------------------------------------------------------------------
@@ -136,6 +136,28 @@ type FileShape = {
 export type ImageRecord = Assert<Equal<Flat<InferResponseType<ImagePage, 200>['data']['records'][number]>, Flat<FileShape & { width: number; height: number }>>>;
 export type FileRecord = Assert<Equal<InferResponseType<FilePage, 200>['data']['records'][number], FileShape>>;
 
+// API keys (issue 30): the record, the one-time secret, and the request body.
+type KeyAdd = Client['app']['sysApiKey']['add']['$post'];
+type KeyShape = {
+  id: number;
+  name: string;
+  userId: number;
+  loginName: string;
+  codes: string[];
+  expiresAt: string;
+  allowedIps: string[];
+  status: 'active' | 'revoked' | 'expired';
+  lastUsedAt: string | null;
+  lastUsedIp: string | null;
+  createdAt: string;
+};
+export type ApiKeyRecord = Assert<Equal<Flat<ApiKey>, KeyShape>>;
+export type ApiKeyCreated = Assert<Equal<Flat<InferResponseType<KeyAdd, 200>['data']>, Flat<KeyShape & { secret: string }>>>;
+export type ApiKeyAddBody = Assert<
+  Equal<Flat<InferRequestType<KeyAdd>['json']>, { name: string; codes: string[]; expiresAt?: string | undefined; allowedIps?: string[] | undefined }>
+>;
+export type ApiKeyPageRecord = Assert<Equal<InferResponseType<Client['app']['sysApiKey']['page']['$post'], 200>['data']['records'][number], ApiKey>>;
+
 // --- run time: the typed client against a real app -----------------------------------------
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 const t = await makeTestApp();
@@ -183,6 +205,16 @@ describe('typed client (hc<AppType>)', () => {
     const image = (await up.json()).data;
     expect(image.url).toStartWith('/app/sysImage/preview?');
     expect(image.width).toBe(1);
+
+    // An API key in place of the token: the same client, the key as its bearer.
+    const made = await client.app.sysApiKey.add.$post({ json: { name: 'typed', codes: ['sys:user:page'] } });
+    if (!made.ok) throw new Error(`key add failed: ${made.status}`);
+    const secret = (await made.json()).data.secret;
+    const keyed = createClient('http://api.test', () => secret, ((input: RequestInfo | URL, init?: RequestInit) =>
+      t.app.request(input instanceof Request ? input : String(input), init)) as typeof fetch);
+    const viaKey = await keyed.app.sysUser.page.$post({ json: {} });
+    expect(viaKey.status).toBe(200);
+    expect((await keyed.app.sysApiKey.page.$post({ json: {} })).status).toBe(403);
 
     const out = await client.auth.logout.$post();
     expect(out.status).toBe(200);

@@ -97,6 +97,7 @@ async function writesOn(base: string) {
   const param = await ok('POST', '/app/sysConfig/add', { json: { name: 'Locked', key: 'w.locked', value: '1' } });
   const notice = await ok('POST', '/app/sysNotice/add', { json: { title: 'Locked', type: 'notice', status: 'published' } });
   const post = await ok('POST', '/app/sysPost/add', { json: { code: 'w_locked', name: 'Locked' } });
+  const apiKey = await ok('POST', '/app/sysApiKey/add', { json: { name: 'Locked', codes: ['sys:user:page'] } });
   const w = (path: string, init: Init = {}) => () => call('POST', path, { base, token, ...init });
   return {
     auth_login: () => call('POST', '/auth/login', { base, json: { loginName: 'admin', password: E2E_ADMIN_PASSWORD } }),
@@ -153,6 +154,8 @@ async function writesOn(base: string) {
     sysPost_add: w('/app/sysPost/add', { json: { code: 'w_other', name: 'Other' } }),
     sysPost_edit: w('/app/sysPost/edit', { json: { id: post.id, version: post.version, name: 'Edited' } }),
     sysPost_delete: w('/app/sysPost/delete', { json: { ids: [post.id] } }),
+    sysApiKey_add: w('/app/sysApiKey/add', { json: { name: 'Script', codes: ['sys:user:page'] } }),
+    sysApiKey_revoke: w('/app/sysApiKey/revoke', { json: { ids: [apiKey.id] } }),
   } as Record<string, () => ReturnType<typeof call>>;
 }
 
@@ -353,6 +356,10 @@ describe('every response conforms to /openapi.json', () => {
     const post = (await ok('POST', '/app/sysPost/add', { json: { code: 'engineer', name: 'Engineer' } })).data;
     await ok('POST', '/app/sysPost/add', { json: { code: 'ENGINEER', name: 'Again' } }, 409);
     await ok('POST', '/app/sysPost/page', { json: {} });
+    const apiKey = (await ok('POST', '/app/sysApiKey/add', { json: { name: 'Nightly sync', codes: ['sys:user:page'], allowedIps: ['10.0.0.0/8'] } })).data;
+    await ok('POST', '/app/sysApiKey/add', { json: { name: 'Bad block', codes: ['sys:user:page'], allowedIps: ['10.0.0.1/8'] } }, 400);
+    await ok('POST', '/app/sysApiKey/page', { json: { params: { status: 'active' } } });
+    await ok('POST', '/app/sysApiKey/revoke', { json: { ids: [apiKey.id] } });
     await ok('GET', '/app/sysPost/list', {});
     await ok('GET', '/app/sysPost/detail', { query: `id=${post.id}` });
     await ok('POST', '/app/sysPost/edit', { json: { id: post.id, version: post.version, name: 'Software engineer' } });

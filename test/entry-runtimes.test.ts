@@ -18,7 +18,8 @@ function cleanEnv(env: Record<string, string>) {
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmpdir(), HOST: '127.0.0.1', PORT: '0', CAPTCHA_ENABLED: 'false', LOG_REQUESTS: 'false', ...env };
 }
 
-async function start(runtime: ServerRuntime, env: Record<string, string>) {
+/** Started once its URL is logged, and (when `until` is given) once the output also matches it: the banner with the password comes after the URL line. */
+async function start(runtime: ServerRuntime, env: Record<string, string>, until?: RegExp) {
   const [cmd, ...args] = serverCommand(runtime);
   const p = spawn(cmd!, args, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(p);
@@ -27,7 +28,7 @@ async function start(runtime: ServerRuntime, env: Record<string, string>) {
   p.stderr!.on('data', (d) => (out += d));
   for (let i = 0; i < 200; i++) {
     const url = out.match(/"url":"(http:\/\/[^"]+)"/)?.[1];
-    if (url) return { p, base: url, output: () => out };
+    if (url && (!until || until.test(out))) return { p, base: url, output: () => out };
     if (p.exitCode !== null) break;
     await Bun.sleep(100);
   }
@@ -75,7 +76,7 @@ describe('server runtimes', () => {
     let token = '';
     let fileId = 0;
     for (const [i, runtime] of order.entries()) {
-      const s = await start(runtime, env);
+      const s = await start(runtime, env, i === 0 ? /password "[^"]+"/ : undefined);
       const out = s.output();
       if (i === 0) {
         password = out.match(/password "([^"]+)"/)?.[1] ?? '';

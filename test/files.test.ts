@@ -582,7 +582,8 @@ function suite() {
         const op = Object.values(doc.paths[path] ?? {})[0];
         expect(op?.['x-permission']).toBe(code);
       }
-      expect(doc.paths['/app/sysFile/download']?.get?.security).toEqual([{ bearerAuth: [] }, { signedLink: [] }]);
+      // A token, an API key (docs/api-keys.md) or a signed link.
+      expect(doc.paths['/app/sysFile/download']?.get?.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }, { signedLink: [] }]);
       expect(doc.components.securitySchemes.signedLink).toBeDefined();
       expect(JSON.stringify(doc.paths['/app/sysFile/upload'])).toContain('multipart/form-data');
     });

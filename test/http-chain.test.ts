@@ -142,6 +142,17 @@ describe('CORS and security headers', () => {
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();
   });
 
+  test('an SPA on another origin may send a dictionary ETag back (If-None-Match) and read the new one', async () => {
+    const res = await t.app.request('/app/sysDict/all', {
+      method: 'OPTIONS',
+      headers: { origin: 'http://spa.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,if-none-match' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-headers')?.toLowerCase().split(',')).toContain('if-none-match');
+    const simple = await t.app.request('/health', { headers: { origin: 'http://spa.example' } });
+    expect(simple.headers.get('access-control-expose-headers')).toContain('ETag');
+  });
+
   test('simple request from an allowed origin exposes X-Trace-Id', async () => {
     const res = await t.app.request('/health', { headers: { origin: 'http://other.example' } });
     expect(res.headers.get('access-control-allow-origin')).toBe('http://other.example');

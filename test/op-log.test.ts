@@ -37,6 +37,7 @@ const actions = async (params: Record<string, unknown>) =>
 /** The contract's op-log fields, on page records and detail alike. */
 const PAGE_FIELDS = [
   'id', 'module', 'action', 'method', 'path', 'operatorId', 'operatorName', 'ip', 'userAgent', 'params', 'status', 'errorMsg', 'durationMs', 'traceId', 'createdAt',
+  'apiKeyId', 'apiKeyName',
 ];
 
 describe('page', () => {

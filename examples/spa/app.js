@@ -1,7 +1,9 @@
 // Example admin console: plain fetch against the Edge Admin API, no framework, no build step.
 // The sidebar is the menu tree getLoginUserInformation returns; each menu's `component` picks the
 // page below. Buttons appear only for the permission codes the user holds. Everything the server
-// sends is shown with textContent, never parsed as HTML.
+// sends is shown with textContent, never parsed as HTML, except a notice's content: HTML the server
+// sanitised, shown in a sandboxed frame that runs no script (htmlView). Labels and colours of
+// status-like values come from the dictionaries (sysDict/all).
 (() => {
   'use strict';
 
@@ -97,6 +99,23 @@
   const bytes = (n) => (n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KiB' : (n / 1048576).toFixed(1) + ' MiB');
   const pill = (text, kind) => h('span', { class: 'pill ' + (kind || text) }, text);
 
+  const escapeAttr = (v) => String(v).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+  /**
+   * Rich text as the server sanitised and returned it (notices), in a sandboxed frame: nothing in
+   * it runs script or reaches this page (or its token), its CSP loads images from the API only,
+   * and links open in a new tab. Never fed with what was typed here: only with the server's answer.
+   */
+  function htmlView(html) {
+    const apiOrigin = new URL(API).origin;
+    const head =
+      '<!doctype html><meta charset="utf-8">' +
+      '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src ' + escapeAttr(apiOrigin) + '; style-src \'unsafe-inline\'">' +
+      '<base href="' + escapeAttr(apiOrigin) + '/" target="_blank">' +
+      '<style>body{font:14px/1.45 system-ui,sans-serif;margin:8px;color:#1b1f24}img{max-width:100%}</style>';
+    return h('iframe', { class: 'html-view', sandbox: 'allow-popups allow-popups-to-escape-sandbox', srcdoc: head + html, title: 'Content' });
+  }
+
   let noticeTimer;
   /** A line under the header: what just happened (or what failed). */
   function notice(msg, error) {
@@ -133,8 +152,9 @@
 
   /**
    * A modal form. fields: {name, label, type: text|password|number|select|checkboxes|textarea|
-   * checkbox, value, options: [{value, label, depth}], required}. Resolves true once onSubmit(values)
-   * succeeded, false when cancelled; an ApiError it throws is shown in the dialog, which stays open.
+   * checkbox|html (shown, not edited: see htmlView), value, options: [{value, label, depth}],
+   * required}. Resolves true once onSubmit(values) succeeded, false when cancelled; an ApiError it
+   * throws is shown in the dialog, which stays open.
    */
   function openForm(title, fields, onSubmit, { ok = 'Save' } = {}) {
     const dialog = $('dialog');
@@ -157,19 +177,22 @@
         );
       } else if (f.type === 'checkbox') {
         input = h('input', { type: 'checkbox', name: f.name, checked: Boolean(f.value) });
+      } else if (f.type === 'html') {
+        input = htmlView(f.value);
       } else if (f.type === 'textarea') {
         input = h('textarea', { name: f.name, rows: 6, readOnly: Boolean(f.readOnly) }, f.value ?? '');
       } else {
         input = h('input', { name: f.name, type: f.type || 'text', value: f.value ?? '', required: Boolean(f.required), readOnly: Boolean(f.readOnly), autocomplete: 'off' });
       }
       inputs.set(f.name, { f, input });
+      if (f.type === 'html') return h('div', { class: 'html-field' }, h('div', { class: 'html-label' }, f.label), input);
       return f.type === 'checkbox' ? h('label', { class: 'check' }, input, ' ', f.label) : h('label', {}, f.label, input);
     });
     $('dialog-body').replaceChildren(...rows);
     const read = () => {
       const values = {};
       for (const [name, { f, input }] of inputs) {
-        if (f.readOnly) continue;
+        if (f.readOnly || f.type === 'html') continue;
         if (f.type === 'checkboxes') values[name] = [...input.querySelectorAll('input:checked')].map((c) => Number(c.value));
         else if (f.type === 'checkbox') values[name] = input.checked;
         else if (f.type === 'number') values[name] = input.value === '' ? undefined : Number(input.value);
@@ -233,17 +256,27 @@
   const button = (label, onclick, opts = {}) => h('button', { type: 'button', class: opts.class, onclick, title: opts.title }, label);
 
   /**
-   * A page query (POST …/page) with a filter bar and a pager. filters: [{name, label, type, options}];
-   * render(records) → the table. Returns {reload, table()}.
+   * A page query (POST …/page) with a filter bar and a pager. filters: [{name, label, options:
+   * [value or {value, label}], value (initial), numeric (sent as a number)}]; order: {sortField,
+   * sortOrder} (else the endpoint's own); render(records) → the table. Returns {reload, table(),
+   * filter(name) → its current value}.
    */
-  function pagedList(container, { endpoint, filters = [], toolbar = [], render }) {
+  function pagedList(container, { endpoint, filters = [], order = {}, toolbar = [], render }) {
     let pageNo = 1;
     let current = null;
-    const inputs = filters.map((f) =>
-      f.options
-        ? h('select', { 'aria-label': f.label, 'data-filter': f.name }, h('option', { value: '' }, f.label + ': any'), ...f.options.map((o) => h('option', { value: o }, o)))
-        : h('input', { type: 'search', placeholder: f.label, 'aria-label': f.label, 'data-filter': f.name }),
-    );
+    const inputs = filters.map((f) => {
+      const el = f.options
+        ? h(
+            'select',
+            { 'aria-label': f.label, 'data-filter': f.name },
+            h('option', { value: '' }, f.label + ': any'),
+            ...f.options.map((o) => (typeof o === 'object' ? h('option', { value: String(o.value) }, o.label) : h('option', { value: o }, o))),
+          )
+        : h('input', { type: 'search', placeholder: f.label, 'aria-label': f.label, 'data-filter': f.name });
+      if (f.value !== undefined && f.value !== null) el.value = String(f.value);
+      if (f.numeric) el.dataset.numeric = 'true';
+      return el;
+    });
     const search = () => {
       pageNo = 1;
       void load();
@@ -260,9 +293,9 @@
     );
     async function load() {
       const params = {};
-      for (const i of inputs) if (i.value.trim()) params[i.dataset.filter] = i.value.trim();
+      for (const i of inputs) if (i.value.trim()) params[i.dataset.filter] = i.dataset.numeric ? Number(i.value) : i.value.trim();
       try {
-        const page = await post(endpoint, { pageNo, pageSize: PAGE_SIZE, params });
+        const page = await post(endpoint, { ...order, pageNo, pageSize: PAGE_SIZE, params });
         pageNo = page.current;
         current = render(page.records);
         holder.replaceChildren(current);
@@ -275,7 +308,7 @@
         info.textContent = '';
       }
     }
-    return { reload: load, table: () => current };
+    return { reload: load, table: () => current, filter: (name) => inputs.find((i) => i.dataset.filter === name)?.value ?? '' };
   }
 
   // --- pages ----------------------------------------------------------------------------------------
@@ -291,6 +324,49 @@
   const deleteButton = (what, endpoint, code, ids, reload) =>
     can(code) ? button('Delete', () => confirm('Delete ' + what + '?') && attempt(() => post(endpoint, { ids }), 'Deleted.').then(reload), { class: 'danger' }) : null;
 
+  // Dictionaries (sysDict/all, for every logged-in user): labels, tag colours and select options
+  // of the values the API answers. Read afresh by each page that shows them, so a label edited on
+  // the Dictionaries page shows on the next page opened.
+  let dicts = {};
+  async function loadDicts() {
+    dicts = await api('/app/sysDict/all').catch(() => ({}));
+  }
+  const dictItem = (code, value) => (dicts[code] || []).find((i) => i.value === String(value));
+  /** A value as its dictionary labels it, coloured by the item's tagType; the bare value without one. */
+  function dictPill(code, value) {
+    const item = dictItem(code, value);
+    if (!item) return pill(String(value));
+    return h('span', { class: 'pill tag-' + item.tagType + (item.cssClass ? ' ' + item.cssClass : ''), title: item.remark || undefined, 'data-value': item.value }, item.label);
+  }
+  /**
+   * A dictionary's items as select options ("label (remark)"); `fallback` values when it has none.
+   * A record's `current` value the dictionary lacks (its item disabled) stays offered, so saving
+   * the form never changes it unasked.
+   */
+  const dictOptions = (code, fallback = [], current) => {
+    const items = dicts[code] || [];
+    const options = items.length
+      ? items.map((i) => ({ value: i.value, label: i.remark && i.remark !== i.label ? i.label + ' (' + i.remark + ')' : i.label }))
+      : fallback.map((v) => ({ value: v, label: v }));
+    if (current !== undefined && current !== null && !options.some((o) => o.value === String(current))) options.push({ value: String(current), label: String(current) });
+    return options;
+  };
+  const dictDefault = (code, fallback) => (dicts[code] || []).find((i) => i.isDefault)?.value ?? fallback;
+  const STATUSES = ['enabled', 'disabled'];
+
+  /** A link to another page of this console (with a query), or null when the user has no such page. */
+  const pageLink = (path, query) => (routes.has(path) ? '#' + path + (query ? '?' + new URLSearchParams(query) : '') : null);
+
+  /** Every record of a page query (for pickers), 100 a page (the most a page gives). */
+  async function allRecords(endpoint, body = {}) {
+    const records = [];
+    for (let pageNo = 1; ; pageNo++) {
+      const page = await post(endpoint, { ...body, pageNo, pageSize: 100 });
+      records.push(...page.records);
+      if (page.current >= page.pages) return records;
+    }
+  }
+
   async function orgOptions() {
     const tree = await api('/app/sysOrg/tree').catch(() => []);
     return [{ value: '', label: '(none)' }, ...flatten(tree).map(({ node, depth }) => ({ value: node.id, label: node.name, depth }))];
@@ -301,12 +377,17 @@
   }
 
   async function usersPage(main) {
-    const [orgs, roles] = await Promise.all([orgOptions(), can('sys:user:grantRole') ? roleOptions() : []]);
+    // Posts only for those who may list them: without the list, a user's posts are left as they are.
+    const [orgs, roles, posts] = await Promise.all([orgOptions(), can('sys:user:grantRole') ? roleOptions() : [], can('sys:post:list') ? api('/app/sysPost/list').catch(() => null) : null]);
+    const postName = new Map((posts || []).map((p) => [p.id, p.name]));
+    // A post the user holds that the list lacks (disabled since) stays offered, ticked.
+    const postOptions = (held) => [...postName].map(([value, label]) => ({ value, label })).concat(held.filter((id) => !postName.has(id)).map((id) => ({ value: id, label: 'post #' + id })));
     const userFields = (u) => [
       { name: 'nickName', label: 'Nick name', value: u?.nickName ?? '' },
       { name: 'email', label: 'Email', value: u?.email ?? '', optional: true },
       { name: 'phone', label: 'Phone', value: u?.phone ?? '', optional: true },
       { name: 'orgId', label: 'Organisation', type: 'select', numeric: true, options: orgs, value: u?.orgId ?? '' },
+      ...(posts ? [{ name: 'postIds', label: 'Posts', type: 'checkboxes', options: postOptions(u?.postIds ?? []), value: u?.postIds ?? [] }] : []),
       { name: 'remark', label: 'Remark', value: u?.remark ?? '', optional: true },
     ];
     const list = pagedList(main, {
@@ -338,6 +419,7 @@
             { title: 'Login name', cell: (u) => u.loginName },
             { title: 'Nick name', cell: (u) => u.nickName },
             { title: 'Organisation', cell: (u) => u.orgName },
+            ...(posts ? [{ title: 'Posts', cell: (u) => (u.postIds || []).map((id) => postName.get(id) || '#' + id).join(', ') }] : []),
             { title: 'Status', cell: (u) => pill(u.status) },
             { title: 'Last login', cell: (u) => when(u.lastLoginAt) },
             { title: 'Created', cell: (u) => when(u.createdAt).slice(0, 10) },
@@ -575,12 +657,13 @@
     };
   }
 
-  /** The two logs: filters, selection, delete selected and clear. */
-  function logPage({ endpoint, code, filters, columns, details }) {
-    return async (main) => {
+  /** The logs: filters (or async (query) → filters), selection, delete selected and clear. */
+  function logPage({ endpoint, code, filters, columns, details, before }) {
+    return async (main, query) => {
+      if (before) await before();
       const list = pagedList(main, {
         endpoint: endpoint + '/page',
-        filters,
+        filters: typeof filters === 'function' ? await filters(query) : filters,
         toolbar: [
           can(code + ':delete') &&
             button('Delete selected', async () => {
@@ -714,6 +797,354 @@
     await list.reload();
   }
 
+  // --- standard modules: posts, dictionaries, parameters, notices, jobs ------------------------------
+
+  async function postsPage(main) {
+    await loadDicts();
+    const fields = (p) => [
+      { name: 'code', label: 'Code', value: p?.code ?? '', required: true },
+      { name: 'name', label: 'Name', value: p?.name ?? '', required: true },
+      { name: 'sort', label: 'Sort', type: 'number', value: p?.sort ?? 0 },
+      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES, p?.status), value: p?.status ?? dictDefault('sys_normal_disable', 'enabled') },
+      { name: 'remark', label: 'Remark', value: p?.remark ?? '', optional: true },
+    ];
+    const list = pagedList(main, {
+      endpoint: '/app/sysPost/page',
+      order: { sortField: 'sort', sortOrder: 'asc' },
+      filters: [
+        { name: 'code', label: 'Code contains' },
+        { name: 'name', label: 'Name contains' },
+        { name: 'status', label: 'Status', options: dictOptions('sys_normal_disable', STATUSES) },
+      ],
+      toolbar: [
+        can('sys:post:add') &&
+          button('Add post', () => openForm('Add post', fields(null), (v) => post('/app/sysPost/add', v)).then((done) => done && (notice('Post added.'), list.reload())), { class: 'primary' }),
+      ],
+      render: (records) =>
+        table(
+          [
+            { title: 'Code', cell: (p) => h('code', {}, p.code) },
+            { title: 'Name', cell: (p) => p.name },
+            { title: 'Sort', cell: (p) => p.sort, class: 'num' },
+            { title: 'Status', cell: (p) => dictPill('sys_normal_disable', p.status) },
+            { title: 'Remark', cell: (p) => p.remark },
+            { title: 'Created', cell: (p) => when(p.createdAt).slice(0, 10) },
+          ],
+          records,
+          {
+            actions: (p) => [
+              can('sys:post:edit') &&
+                button('Edit', () =>
+                  openForm('Edit ' + p.name, fields(p), (v) => post('/app/sysPost/edit', { id: p.id, version: p.version, ...v })).then((done) => done && (notice('Post saved.'), list.reload())),
+                ),
+              deleteButton('post ' + p.name, '/app/sysPost/delete', 'sys:post:delete', [p.id], () => list.reload()),
+            ],
+          },
+        ),
+    });
+    await list.reload();
+  }
+
+  /** Dictionary types; each opens its items (the hidden "Dictionary items" page). */
+  async function dictTypesPage(main) {
+    await loadDicts();
+    const fields = (t) => [
+      { name: 'name', label: 'Name', value: t?.name ?? '', required: true },
+      { name: 'code', label: 'Code (a-z, 0-9, _)', value: t?.code ?? '', required: true },
+      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES, t?.status), value: t?.status ?? dictDefault('sys_normal_disable', 'enabled') },
+      { name: 'remark', label: 'Remark', value: t?.remark ?? '', optional: true },
+    ];
+    const list = pagedList(main, {
+      endpoint: '/app/sysDictType/page',
+      filters: [
+        { name: 'name', label: 'Name contains' },
+        { name: 'code', label: 'Code contains' },
+        { name: 'status', label: 'Status', options: dictOptions('sys_normal_disable', STATUSES) },
+      ],
+      toolbar: [
+        can('sys:dictType:add') &&
+          button('Add type', () => openForm('Add dictionary type', fields(null), (v) => post('/app/sysDictType/add', v)).then((done) => done && (notice('Dictionary type added.'), list.reload())), {
+            class: 'primary',
+          }),
+      ],
+      render: (records) =>
+        table(
+          [
+            { title: 'Name', cell: (t) => t.name },
+            { title: 'Code', cell: (t) => h('code', {}, t.code) },
+            { title: 'Status', cell: (t) => dictPill('sys_normal_disable', t.status) },
+            { title: 'Remark', cell: (t) => t.remark },
+            { title: 'Updated', cell: (t) => when(t.updatedAt) },
+          ],
+          records,
+          {
+            actions: (t) => {
+              const items = can('sys:dictData:page') && pageLink('/system/dict/data', { type: t.code });
+              return [
+                items && h('a', { class: 'button', href: items }, 'Items'),
+                can('sys:dictType:edit') &&
+                  button('Edit', () =>
+                    openForm('Edit ' + t.name, fields(t), (v) => post('/app/sysDictType/edit', { id: t.id, version: t.version, ...v })).then(
+                      (done) => done && (notice('Dictionary type saved.'), list.reload()),
+                    ),
+                  ),
+                deleteButton('dictionary type ' + t.code + ' with its items', '/app/sysDictType/delete', 'sys:dictType:delete', [t.id], () => list.reload()),
+              ];
+            },
+          },
+        ),
+    });
+    await list.reload();
+  }
+
+  const TAG_TYPES = ['default', 'primary', 'success', 'info', 'warning', 'danger'];
+
+  /** The items of one dictionary type (?type=code), or of all; opened from the Dictionaries page. */
+  async function dictItemsPage(main, query) {
+    await loadDicts();
+    // Every type, disabled ones included, when the user may list them; else the enabled ones.
+    const types = can('sys:dictType:page')
+      ? (await allRecords('/app/sysDictType/page', { sortField: 'code', sortOrder: 'asc' })).map((t) => ({ value: t.code, label: t.name + ' (' + t.code + ')' }))
+      : Object.keys(dicts).map((code) => ({ value: code, label: code }));
+    const fields = (d) => [
+      { name: 'typeCode', label: 'Type', type: 'select', options: types, value: d?.typeCode ?? '' },
+      { name: 'label', label: 'Label', value: d?.label ?? '', required: true },
+      { name: 'value', label: 'Value', value: d?.value ?? '', required: true },
+      { name: 'sort', label: 'Sort', type: 'number', value: d?.sort ?? 0 },
+      { name: 'tagType', label: 'Tag colour', type: 'select', options: TAG_TYPES.map((t) => ({ value: t, label: t })), value: d?.tagType ?? 'default' },
+      { name: 'cssClass', label: 'CSS class', value: d?.cssClass ?? '', optional: true },
+      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_normal_disable', STATUSES, d?.status), value: d?.status ?? dictDefault('sys_normal_disable', 'enabled') },
+      { name: 'remark', label: 'Remark', value: d?.remark ?? '', optional: true },
+      { name: 'isDefault', label: 'Default of its type', type: 'checkbox', value: d?.isDefault },
+    ];
+    const back = pageLink('/system/dict');
+    const list = pagedList(main, {
+      endpoint: '/app/sysDictData/page',
+      order: { sortField: 'sort', sortOrder: 'asc' },
+      filters: [
+        { name: 'typeCode', label: 'Type', options: types, value: query.get('type') },
+        { name: 'label', label: 'Label contains' },
+        { name: 'status', label: 'Status', options: dictOptions('sys_normal_disable', STATUSES) },
+      ],
+      toolbar: [
+        back && h('a', { class: 'button', href: back }, '← Dictionaries'),
+        can('sys:dictData:add') &&
+          button(
+            'Add item',
+            () =>
+              openForm('Add dictionary item', fields({ typeCode: list.filter('typeCode') }), (v) => post('/app/sysDictData/add', v)).then(
+                (done) => done && (notice('Dictionary item added.'), list.reload()),
+              ),
+            { class: 'primary' },
+          ),
+      ],
+      render: (records) =>
+        table(
+          [
+            { title: 'Type', cell: (d) => h('code', {}, d.typeCode) },
+            // The label as pages show it: in its tag colour.
+            { title: 'Label', cell: (d) => h('span', { class: 'pill tag-' + d.tagType }, d.label) },
+            { title: 'Value', cell: (d) => h('code', {}, d.value) },
+            { title: 'Sort', cell: (d) => d.sort, class: 'num' },
+            { title: 'Default', cell: (d) => dictPill('sys_yes_no', d.isDefault) },
+            { title: 'Status', cell: (d) => dictPill('sys_normal_disable', d.status) },
+            { title: 'Remark', cell: (d) => d.remark },
+          ],
+          records,
+          {
+            actions: (d) => [
+              can('sys:dictData:edit') &&
+                button('Edit', () =>
+                  openForm('Edit ' + d.label, fields(d), (v) => post('/app/sysDictData/edit', { id: d.id, version: d.version, ...v })).then(
+                    (done) => done && (notice('Dictionary item saved.'), list.reload()),
+                  ),
+                ),
+              deleteButton('item ' + d.label, '/app/sysDictData/delete', 'sys:dictData:delete', [d.id], () => list.reload()),
+            ],
+          },
+        ),
+    });
+    await list.reload();
+  }
+
+  /** System parameters. Built-in ones keep their key and cannot be deleted (the server says so too). */
+  async function configPage(main) {
+    await loadDicts();
+    const fields = (c) => [
+      { name: 'name', label: 'Name', value: c?.name ?? '', required: true },
+      { name: 'key', label: 'Key', value: c?.key ?? '', required: true, readOnly: c?.type === 'builtIn' },
+      { name: 'value', label: 'Value', value: c?.value ?? '' },
+      { name: 'remark', label: 'Remark', value: c?.remark ?? '', optional: true },
+    ];
+    const list = pagedList(main, {
+      endpoint: '/app/sysConfig/page',
+      filters: [
+        { name: 'name', label: 'Name contains' },
+        { name: 'key', label: 'Key contains' },
+        { name: 'type', label: 'Built in', options: dictOptions('sys_config_type', ['builtIn', 'custom']) },
+      ],
+      toolbar: [
+        can('sys:config:add') &&
+          button('Add parameter', () => openForm('Add parameter', fields(null), (v) => post('/app/sysConfig/add', v)).then((done) => done && (notice('Parameter added.'), list.reload())), {
+            class: 'primary',
+          }),
+      ],
+      render: (records) =>
+        table(
+          [
+            { title: 'Name', cell: (c) => c.name },
+            { title: 'Key', cell: (c) => h('code', {}, c.key) },
+            { title: 'Value', cell: (c) => (c.value === '' ? h('span', { class: 'muted' }, '(empty: the configuration decides)') : c.value), class: 'wrap' },
+            { title: 'Built in', cell: (c) => dictPill('sys_config_type', c.type) },
+            { title: 'Remark', cell: (c) => c.remark, class: 'wrap' },
+            { title: 'Updated', cell: (c) => when(c.updatedAt) },
+          ],
+          records,
+          {
+            actions: (c) => [
+              can('sys:config:edit') &&
+                button('Edit', () =>
+                  openForm('Edit ' + c.key, fields(c), (v) => post('/app/sysConfig/edit', { id: c.id, version: c.version, ...v })).then((done) => done && (notice('Parameter saved.'), list.reload())),
+                ),
+              c.type !== 'builtIn' && deleteButton('parameter ' + c.key, '/app/sysConfig/delete', 'sys:config:delete', [c.id], () => list.reload()),
+            ],
+          },
+        ),
+    });
+    await list.reload();
+  }
+
+  const NOTICE_TYPES = ['notice', 'announcement'];
+  const NOTICE_STATUSES = ['draft', 'published', 'closed'];
+
+  /** Notices: content is HTML, edited as source; shown only as the server sanitised it (htmlView). */
+  async function noticesPage(main) {
+    await loadDicts();
+    const fields = (n) => [
+      { name: 'title', label: 'Title', value: n?.title ?? '', required: true },
+      { name: 'type', label: 'Type', type: 'select', options: dictOptions('sys_notice_type', NOTICE_TYPES, n?.type), value: n?.type ?? dictDefault('sys_notice_type', 'notice') },
+      { name: 'status', label: 'Status', type: 'select', options: dictOptions('sys_notice_status', NOTICE_STATUSES, n?.status), value: n?.status ?? dictDefault('sys_notice_status', 'draft') },
+      { name: 'content', label: 'Content (HTML; the server removes scripts, handlers and outside resources)', type: 'textarea', value: n?.content ?? '' },
+    ];
+    const saved = (msg) => (done) => done && (notice(msg), list.reload(), refreshLatest());
+    const list = pagedList(main, {
+      endpoint: '/app/sysNotice/page',
+      filters: [
+        { name: 'title', label: 'Title contains' },
+        { name: 'type', label: 'Type', options: dictOptions('sys_notice_type', NOTICE_TYPES) },
+        { name: 'status', label: 'Status', options: dictOptions('sys_notice_status', NOTICE_STATUSES) },
+      ],
+      toolbar: [can('sys:notice:add') && button('Add notice', () => openForm('Add notice', fields(null), (v) => post('/app/sysNotice/add', v)).then(saved('Notice added.')), { class: 'primary' })],
+      render: (records) =>
+        table(
+          [
+            { title: 'Title', cell: (n) => n.title },
+            { title: 'Type', cell: (n) => dictPill('sys_notice_type', n.type) },
+            { title: 'Status', cell: (n) => dictPill('sys_notice_status', n.status) },
+            { title: 'Author', cell: (n) => n.createdByName },
+            { title: 'Updated', cell: (n) => when(n.updatedAt) },
+          ],
+          records,
+          {
+            actions: (n) => [
+              button('View', () => openForm(n.title, [{ type: 'html', name: 'content', label: 'By ' + n.createdByName + ', ' + when(n.updatedAt), value: n.content }], async () => true, { ok: 'Close' })),
+              can('sys:notice:edit') && button('Edit', () => openForm('Edit ' + n.title, fields(n), (v) => post('/app/sysNotice/edit', { id: n.id, version: n.version, ...v })).then(saved('Notice saved.'))),
+              deleteButton('notice ' + n.title, '/app/sysNotice/delete', 'sys:notice:delete', [n.id], () => (list.reload(), refreshLatest())),
+            ],
+          },
+        ),
+    });
+    await list.reload();
+  }
+
+  const MISFIRE = [
+    { value: 'fire', label: 'fire (run once for the missed due times)' },
+    { value: 'skip', label: 'skip (wait for the next due time)' },
+  ];
+
+  /** Scheduled jobs: the schedule is editable, the handler is the service's code (not editable). */
+  async function jobsPage(main) {
+    await loadDicts();
+    const fields = (j) => [
+      { name: 'cron', label: 'Cron (5 fields, UTC: minute hour day-of-month month day-of-week)', value: j.cron, required: true },
+      { name: 'misfirePolicy', label: 'Missed due times', type: 'select', options: MISFIRE, value: j.misfirePolicy },
+      { name: 'concurrent', label: 'Runs may overlap', type: 'checkbox', value: j.concurrent },
+    ];
+    const list = pagedList(main, {
+      endpoint: '/app/sysJob/page',
+      order: { sortField: 'id', sortOrder: 'asc' },
+      filters: [
+        { name: 'name', label: 'Name or handler contains' },
+        { name: 'status', label: 'Status', options: dictOptions('sys_job_status', STATUSES) },
+      ],
+      render: (records) =>
+        table(
+          [
+            { title: 'Job (handler)', cell: (j) => [j.name, h('br'), h('code', { class: 'muted' }, j.handler)] },
+            { title: 'Cron (UTC)', cell: (j) => h('code', {}, j.cron), class: 'nowrap' },
+            { title: 'Status', cell: (j) => [dictPill('sys_job_status', j.status), j.running ? ' ' : null, j.running ? pill('running', 'info') : null], class: 'nowrap' },
+            { title: 'Last run', cell: (j) => when(j.lastRunAt).slice(0, 16), class: 'nowrap' },
+            { title: 'Next run', cell: (j) => when(j.nextRunAt).slice(0, 16), class: 'nowrap' },
+          ],
+          records,
+          {
+            actions: (j) => {
+              const log = pageLink('/system/jobLog', { jobId: j.id });
+              return [
+                can('sys:job:run') &&
+                  button('Run now', async () => {
+                    try {
+                      const run = await post('/app/sysJob/run', { id: j.id });
+                      notice(j.name + ': ' + run.status + ' in ' + run.durationMs + ' ms: ' + run.message, run.status !== 'success');
+                    } catch (e) {
+                      notice(e.message, true);
+                    }
+                    await list.reload();
+                  }),
+                statusToggle(j, '/app/sysJob/changeStatus', 'sys:job:changeStatus', () => list.reload()),
+                can('sys:job:edit') &&
+                  button('Edit', () =>
+                    openForm('Schedule of ' + j.name, fields(j), (v) => post('/app/sysJob/edit', { id: j.id, version: j.version, ...v })).then((done) => done && (notice('Job saved.'), list.reload())),
+                  ),
+                log && h('a', { class: 'button', href: log }, 'Log'),
+              ];
+            },
+          },
+        ),
+    });
+    await list.reload();
+  }
+
+  /** One row of a log shown whole (the job log has no detail call: its rows carry everything). */
+  const rowDetails = (title, r) =>
+    openForm(title, [{ name: 'detail', label: 'Fields', type: 'textarea', readOnly: true, value: Object.entries(r).map(([k, v]) => k + ': ' + (typeof v === 'string' ? v : JSON.stringify(v))).join('\n') }], async () => true, {
+      ok: 'Close',
+    });
+
+  const jobLogPage = logPage({
+    endpoint: '/app/sysJobLog',
+    code: 'sys:jobLog',
+    before: loadDicts,
+    // ?jobId= (the Jobs page's Log button) preselects the job.
+    filters: async (query) => {
+      const jobs = can('sys:job:page') ? await allRecords('/app/sysJob/page', { sortField: 'id', sortOrder: 'asc' }).catch(() => []) : [];
+      return [
+        jobs.length ? { name: 'jobId', label: 'Job', numeric: true, options: jobs.map((j) => ({ value: j.id, label: j.name })), value: query.get('jobId') } : null,
+        { name: 'status', label: 'Result', options: dictOptions('sys_common_status', ['success', 'failure']) },
+        { name: 'createdFrom', label: 'Started from (YYYY-MM-DD)' },
+        { name: 'createdTo', label: 'Started before (YYYY-MM-DD)' },
+      ].filter(Boolean);
+    },
+    columns: [
+      { title: 'Started', cell: (r) => when(r.startedAt) },
+      { title: 'Job', cell: (r) => r.jobName },
+      { title: 'Result', cell: (r) => dictPill('sys_common_status', r.status) },
+      { title: 'Message', cell: (r) => r.message, class: 'wrap' },
+      { title: 'ms', cell: (r) => r.durationMs, class: 'num' },
+    ],
+    details: (r) => button('Details', () => rowDetails('Run ' + r.id + ' of ' + r.jobName, r)),
+  });
+
   /** A menu's `component` (seeded by the migrations) → the page that shows it. */
   const PAGES = {
     'user/UserList': usersPage,
@@ -726,14 +1157,64 @@
     'system/OpLog': opLogPage,
     'system/OnlineUser': onlinePage,
     'system/BackupList': backupsPage,
+    'user/PostList': postsPage,
+    'system/DictList': dictTypesPage,
+    'system/DictData': dictItemsPage,
+    'system/ConfigList': configPage,
+    'system/NoticeList': noticesPage,
+    'system/JobList': jobsPage,
+    'system/JobLog': jobLogPage,
   };
+
+  // --- latest notices: every logged-in user, whatever their codes ----------------------------------
+
+  let latest = null;
+  /** The header's Notices button with how many published notices this user has not marked read. */
+  async function refreshLatest() {
+    try {
+      latest = await api('/app/sysNotice/latest?limit=10');
+      $('unread').textContent = String(latest.unread);
+      show($('unread'), latest.unread > 0);
+      show($('latest'), true);
+    } catch {
+      latest = null;
+      show($('latest'), false);
+    }
+  }
+
+  /** The newest published notices, unread ones first marked; "Mark as read" marks those shown. */
+  async function showLatest() {
+    await refreshLatest();
+    if (!latest) return;
+    if (!latest.records.length) return notice('No published notices.');
+    const unread = latest.records.filter((n) => !n.read).map((n) => n.id);
+    const fields = latest.records.map((n) => ({
+      name: 'notice' + n.id,
+      type: 'html',
+      label: (n.read ? '' : 'New · ') + n.title + ' — ' + n.createdByName + ', ' + when(n.updatedAt),
+      value: n.content,
+    }));
+    const done = await openForm('Notices', fields, () => unread.length && post('/app/sysNotice/markRead', { ids: unread }), { ok: unread.length ? 'Mark as read' : 'Close' });
+    if (done && unread.length) await refreshLatest();
+  }
 
   // --- shell: sidebar and routing ---------------------------------------------------------------------
 
+  /** Every menu with a path, hidden ones included (routed, not in the sidebar: dictionary items). */
   let routes = new Map();
+  /** The first entry of the sidebar: where the console opens. */
+  let home = null;
 
   function sidebar(menus) {
     routes = new Map();
+    home = null;
+    const walk = (items) => {
+      for (const m of items) {
+        if (m.type === 'menu' && m.path) routes.set(m.path, m);
+        if (m.children) walk(m.children);
+      }
+    };
+    walk(menus);
     const list = (items) =>
       h(
         'ul',
@@ -742,7 +1223,7 @@
           .filter((m) => m.type !== 'button' && !m.hidden)
           .map((m) => {
             if (m.type === 'menu' && m.path) {
-              routes.set(m.path, m);
+              home = home || m;
               return h('li', {}, h('a', { href: '#' + m.path, 'data-path': m.path }, m.title));
             }
             return h('li', { class: 'group' }, h('span', { class: 'group-title' }, m.title), m.children && m.children.length ? list(m.children) : null);
@@ -752,9 +1233,13 @@
   }
 
   let routeRun = 0;
+  /** #path or #path?query: the page of that menu, given the query (e.g. #/system/dict/data?type=…). */
   async function route() {
-    const path = decodeURIComponent(location.hash.slice(1));
-    const menu = routes.get(path) || routes.values().next().value;
+    const hash = location.hash.slice(1);
+    const q = hash.indexOf('?');
+    const path = decodeURIComponent(q < 0 ? hash : hash.slice(0, q));
+    const pageQuery = new URLSearchParams(q < 0 ? '' : hash.slice(q + 1));
+    const menu = routes.get(path) || home;
     if (!menu) {
       $('page').replaceChildren(h('p', { class: 'muted' }, 'Your roles grant no pages.'));
       return;
@@ -772,7 +1257,7 @@
     delete document.body.dataset.ready;
     const render = PAGES[menu.component];
     try {
-      if (render) await render(main);
+      if (render) await render(main, pageQuery);
       else main.append(h('p', { class: 'muted' }, 'This example has no page for ' + (menu.component || menu.path) + '.'));
     } catch (e) {
       main.append(h('p', { class: 'error' }, e.message));
@@ -870,6 +1355,7 @@
     $('role-codes').textContent = me.roles.length ? me.roles.join(', ') : '(no roles)';
     sidebar(me.menus);
     setView('app');
+    void refreshLatest();
     await route();
   }
 
@@ -879,6 +1365,7 @@
   $('login-form').addEventListener('submit', onLogin);
   $('captcha-refresh').addEventListener('click', () => void loadCaptcha());
   $('logout').addEventListener('click', () => void onLogout());
+  $('latest').addEventListener('click', () => void showLatest());
   window.addEventListener('hashchange', () => me && void route());
 
   if (token()) void showApp();

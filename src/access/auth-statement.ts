@@ -76,33 +76,18 @@ const holdingsCache = (owner: object) => perApp(owner, HOLDINGS, () => new Map<n
  * time; `owner` keys the per-app cache of who holds what (see AUTH_HOLDS_SQL).
  */
 export function callerCheck(code: PermissionCode | null, userId: number, sessionId: string, now: () => number, owner: object): CallerCheck {
-  const cache = holdingsCache(owner);
-  // The entry this request builds on (a concurrent refresh replaces it; this one stays as read).
-  const held = cache.get(userId);
-  const known = held?.codes.get(code ?? NO_CODE);
-  const heldVersion = held && known !== undefined ? held.version : -1;
+  const holdings = ownerHoldings(owner, userId, code);
   return {
     userId,
     sessionId,
     statements: [
       { sql: AUTH_SESSION_SQL, parameters: [sessionId, userId, new Date(now()).toISOString()] },
-      { sql: AUTH_HOLDS_SQL, parameters: [code, userId, heldVersion] },
+      { sql: AUTH_HOLDS_SQL, parameters: [code, userId, holdings.heldVersion] },
     ],
     judge([sessionRows, holdsRows]) {
       const row = sessionRows?.[0] as SessionRow | undefined;
       if (!row) return { refusal: new AppError('UNAUTHORIZED', SESSION_ENDED) };
-      const fresh = holdsRows?.[0] as HoldsRow | undefined;
-      let isSuper: boolean;
-      let holds: boolean;
-      if (!fresh) {
-        // The version is the one held: the cached answers are current.
-        isSuper = held!.isSuper;
-        holds = known!;
-      } else {
-        isSuper = fresh.is_super === 1;
-        holds = fresh.has_perm === 1;
-        remember(cache, userId, row.version, isSuper, code ?? NO_CODE, holds);
-      }
+      const { isSuper, holds } = holdings.judge(row.version, holdsRows?.[0]);
       const caller: Caller = { userId, sessionId, loginName: row.login_name, isSuperAdmin: isSuper };
       const permitted = code === null || isSuper || holds;
       return permitted ? { caller } : { caller, refusal: forbidden() };
@@ -110,6 +95,32 @@ export function callerCheck(code: PermissionCode | null, userId: number, session
     // "now" is taken when the batch is built: the guards judge the state it runs on.
     guards: (caller) => writeGuards(code, caller, new Date(now()).toISOString()),
     openGuards: () => openGuards(code, userId, sessionId, new Date(now()).toISOString()),
+  };
+}
+
+/**
+ * Who holds what for one user and code, as far as this request goes: the `menus` version the cache
+ * holds for them (-1: none, AUTH_HOLDS_SQL then computes the answers), and the verdict from the
+ * `menus` version the auth row read and AUTH_HOLDS_SQL's row (none: the cached answers are current).
+ * Shared by the token's check and an API key's (access/api-key-statement.ts: the key's owner).
+ */
+export function ownerHoldings(owner: object, userId: number, code: PermissionCode | null) {
+  const cache = holdingsCache(owner);
+  // The entry this request builds on (a concurrent refresh replaces it; this one stays as read).
+  const held = cache.get(userId);
+  const known = held?.codes.get(code ?? NO_CODE);
+  const heldVersion = held && known !== undefined ? held.version : -1;
+  return {
+    heldVersion,
+    judge(version: number, freshRow: unknown): { isSuper: boolean; holds: boolean } {
+      const fresh = freshRow as HoldsRow | undefined;
+      // No row: the version is the one held, the cached answers are current.
+      if (!fresh) return { isSuper: held!.isSuper, holds: known! };
+      const isSuper = fresh.is_super === 1;
+      const holds = fresh.has_perm === 1;
+      remember(cache, userId, version, isSuper, code ?? NO_CODE, holds);
+      return { isSuper, holds };
+    },
   };
 }
 

@@ -9,4 +9,6 @@ export interface Caller {
   sessionId: string;
   loginName: string;
   isSuperAdmin: boolean;
+  /** Set when the request came with an API key (the caller is then the key's owner): the key. */
+  apiKey?: { id: number; name: string };
 }

@@ -25,6 +25,8 @@ export const PERMISSION_CODES = [
   'sys:config:page', 'sys:config:detail', 'sys:config:add', 'sys:config:edit', 'sys:config:delete',
   'sys:notice:page', 'sys:notice:detail', 'sys:notice:add', 'sys:notice:edit', 'sys:notice:delete',
   'sys:post:page', 'sys:post:list', 'sys:post:detail', 'sys:post:add', 'sys:post:edit', 'sys:post:delete',
+  // API keys (migration 0026): page and revoke reach other users' keys; one's own need no code.
+  'sys:apiKey:page', 'sys:apiKey:add', 'sys:apiKey:revoke',
 ] as const;
 
 export type PermissionCode = (typeof PERMISSION_CODES)[number];

@@ -52,6 +52,9 @@ export const GUARD_RULES = {
   code_required: { code: 'FORBIDDEN', message: 'Refused: a field of this request also requires the permission code of the operation it does' },
   self_grant: { code: 'FORBIDDEN', message: 'Refused: you cannot give yourself a role or move yourself to another organisation; ask another administrator' },
   scope_all_only: { code: 'FORBIDDEN', message: 'Backups hold every row: only a caller whose data scope is `all` may use them' },
+  // API keys (migrations/0026_api_keys.sql keeps these in api_key_guard_failures).
+  key_code_unknown: { code: 'BAD_REQUEST', message: 'codes: a code is carried by no menu' },
+  key_code_not_held: { code: 'FORBIDDEN', message: 'codes: an API key can only carry permission codes you hold now' },
 } as const satisfies Record<string, { code: ErrorCode; message: string }>;
 export type GuardRule = keyof typeof GUARD_RULES;
 /** The CHECK constraint of each rule is named `guard_<rule>` (migrations/0004); drivers put that name in the error. */
@@ -63,6 +66,8 @@ const OWN_TABLE: Partial<Record<GuardRule, string>> = {
   config_builtin: 'dict_config_guard_failures',
   post_in_use: 'notice_post_guard_failures',
   post_unknown: 'notice_post_guard_failures',
+  key_code_unknown: 'api_key_guard_failures',
+  key_code_not_held: 'api_key_guard_failures',
 };
 const DELEGATION_RULES: readonly GuardRule[] = ['widens_scope', 'role_held_outside', 'menu_code_not_held', 'code_required', 'self_grant', 'scope_all_only'];
 

@@ -34,6 +34,9 @@ export interface Database {
   notice_reads: { user_id: number; notice_id: number; read_at: string };
   posts: PostsTable;
   user_post: { user_id: number; post_id: number };
+  /** API keys and the codes each may use (0026, modules/api-keys). */
+  api_keys: ApiKeysTable;
+  api_key_codes: { key_id: number; code: string };
 }
 
 export type Status = 'enabled' | 'disabled';
@@ -166,6 +169,25 @@ export interface OpLogTable {
   error_msg: string | null;
   duration_ms: number;
   trace_id: string;
+  created_at: string;
+  /** The API key the operation was made through (0026), else NULL. */
+  api_key_id: number | null;
+  api_key_name: string | null;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  /** SHA-256 (lowercase hex) of the key's random part. */
+  secret_hash: string;
+  expires_at: string;
+  /** JSON array of CIDR blocks; `[]`: any address. */
+  allowed_ips: string;
+  revoked_at: string | null;
+  revoked_by: number | null;
+  last_used_at: string | null;
+  last_used_ip: string | null;
   created_at: string;
 }
 

@@ -1,7 +1,12 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { errors as joseErrors, jwtVerify } from 'jose';
 import { callerCheck } from '../access/auth-statement.ts';
-import { AppError } from '../core/errors.ts';
+import { KEY_INVALID, keyCallerCheck, type KeySeen } from '../access/api-key-statement.ts';
+import { hashKeyRandom, KEY_PREFIX, parseKeySecret } from '../core/api-key-secret.ts';
+import { AppError, tooMany } from '../core/errors.ts';
+import { errorFields } from '../core/log.ts';
+import { qb } from '../db/compile.ts';
+import { afterResponse } from './after-response.ts';
 import { perApp } from '../core/per-app.ts';
 import type { PermissionCode } from '../core/permissions.ts';
 import { verifyLink, type LinkAction } from '../core/signed-links.ts';
@@ -25,13 +30,22 @@ const VERIFIED_MAX = 10_000;
 const VERIFIED = Symbol('verified tokens');
 const verifiedCache = (owner: object) => perApp(owner, VERIFIED, () => new Map<string, VerifiedToken>());
 
-/** Claims of a verified token; everything else about the caller comes from the session row. */
-export async function verifyToken(c: Context): Promise<VerifiedToken> {
-  const deps = c.get('deps');
+/** The bearer credential of the request: a login token or an API key (`ea_…`). */
+function bearerOf(c: Context): string {
   const header = c.req.header('authorization');
   if (!header) throw new AppError('UNAUTHORIZED', 'Not logged in');
   const token = header.match(BEARER)?.[1];
   if (!token) throw new AppError('UNAUTHORIZED', 'Malformed Authorization header');
+  return token;
+}
+
+/** Whether the request carries an API key rather than a login token (app.ts: /auth/* refuses keys). */
+export const carriesApiKey = (c: Context) => /^Bearer\s+ea_/i.test(c.req.header('authorization') ?? '');
+
+/** Claims of a verified token; everything else about the caller comes from the session row. */
+export async function verifyToken(c: Context, given?: string): Promise<VerifiedToken> {
+  const deps = c.get('deps');
+  const token = given ?? bearerOf(c);
   const nowSec = deps.clock.now() / 1000;
   const cache = verifiedCache(deps.keys);
   const hit = cache.get(token);
@@ -60,11 +74,113 @@ export async function verifyToken(c: Context): Promise<VerifiedToken> {
   return claims;
 }
 
-/** Verifies the bearer token and hands the request's runner the caller's check for `code` (null: any logged-in user). */
-async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean): Promise<void> {
-  const { userId, sessionId } = await verifyToken(c);
+/**
+ * Verifies the bearer credential and hands the request's runner the caller's check for `code`
+ * (null: any logged-in user). Returns what to do once the request is answered (an API key's last
+ * use), if anything.
+ */
+async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean): Promise<(() => Promise<void>) | undefined> {
+  const token = bearerOf(c);
+  if (token.startsWith(KEY_PREFIX)) return attachKey(c, code, token, replicaReads);
+  const { userId, sessionId } = await verifyToken(c, token);
   const deps = c.get('deps');
   c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now, deps), replicaReads);
+  return undefined;
+}
+
+/** A presented key whose hash matched its row once: the owner (a key's owner never changes, ids are never reused). */
+interface KnownKey {
+  keyId: number;
+  hash: string;
+  ownerId: number;
+}
+const KEYS_KNOWN = Symbol('api keys known');
+const KEYS_MAX = 10_000;
+const keysKnown = (owner: object) => perApp(owner, KEYS_KNOWN, () => new Map<string, KnownKey>());
+/** Requests per key in the current minute (per process / isolate). */
+const KEY_WINDOWS = Symbol('api key windows');
+const keyWindows = (owner: object) => perApp(owner, KEY_WINDOWS, () => new Map<number, { start: number; n: number }>());
+
+/**
+ * An API key (docs/api-keys.md). The owner's id must be known before the handler builds its plan
+ * (plans state the caller's scope with it), so a key seen for the first time in this process is
+ * looked up alone (id and hash: one extra read, once per key and process); afterwards the key's
+ * whole check travels at the head of the request's first plan, as a token's does. Then the per-key
+ * rate limit (only for a secret that matched: a wrong secret cannot spend a real key's budget).
+ */
+async function attachKey(c: Context, code: PermissionCode | null, token: string, replicaReads: boolean): Promise<() => Promise<void>> {
+  const deps = c.get('deps');
+  const run = c.get('run');
+  const known = keysKnown(deps.keys);
+  let key = known.get(token);
+  if (!key) {
+    const parsed = parseKeySecret(token);
+    if (!parsed) throw new AppError('UNAUTHORIZED', KEY_INVALID);
+    const hash = await hashKeyRandom(parsed.random);
+    const row = await run.first<{ user_id: number }>(
+      qb.selectFrom('api_keys').select('user_id').where('id', '=', parsed.id).where('secret_hash', '=', hash).compile(),
+    );
+    if (!row) throw new AppError('UNAUTHORIZED', KEY_INVALID);
+    key = { keyId: parsed.id, hash, ownerId: row.user_id };
+    if (known.size >= KEYS_MAX) known.delete(known.keys().next().value!);
+    known.set(token, key);
+  }
+  rateLimit(c, key.keyId);
+  let seen: KeySeen | undefined;
+  const { keyId } = key;
+  run.authenticate(
+    keyCallerCheck({
+      code,
+      keyId,
+      ownerId: key.ownerId,
+      secretHash: key.hash,
+      clientIp: () => c.get('client').ip,
+      now: deps.clock.now,
+      owner: deps,
+      seen: (s) => (seen = s),
+    }),
+    replicaReads,
+  );
+  return async () => {
+    if (!seen) return;
+    const now = deps.clock.now();
+    const every = deps.config.API_KEY_LAST_USED_SECONDS * 1000;
+    if (seen.lastUsedAt !== null && Date.parse(seen.lastUsedAt) > now - every) return;
+    // Sampled: at most one write per key per API_KEY_LAST_USED_SECONDS, decided by the stored time
+    // (so across processes too), outside the request's plan and after the response where the
+    // runtime allows (Workers: waitUntil).
+    const at = new Date(now).toISOString();
+    const touch = qb
+      .updateTable('api_keys')
+      .set({ last_used_at: at, last_used_ip: c.get('client').ip })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', new Date(now - every).toISOString())]))
+      .compile();
+    const work = run
+      .detached()
+      .record([touch])
+      .then(
+        () => undefined,
+        (err: unknown) => deps.log.log('error', 'api key last-use write failed', { traceId: c.get('traceId'), ...errorFields(err) }),
+      );
+    await afterResponse(c, work);
+  };
+}
+
+/** Fixed one-minute windows per key (API_KEY_PER_MINUTE, 0: off): 429 with Retry-After beyond. */
+function rateLimit(c: Context, keyId: number): void {
+  const deps = c.get('deps');
+  const limit = deps.config.API_KEY_PER_MINUTE;
+  if (limit === 0) return;
+  const now = deps.clock.now();
+  const windows = keyWindows(deps.keys);
+  let w = windows.get(keyId);
+  if (!w || now - w.start >= 60_000) {
+    if (!w && windows.size >= KEYS_MAX) windows.clear();
+    w = { start: now, n: 0 };
+    windows.set(keyId, w);
+  }
+  if (++w.n > limit) throw tooMany((w.start + 60_000 - now) / 1000, 'Too many requests with this API key, try again later');
 }
 
 /**
@@ -88,9 +204,10 @@ async function verdictLast(c: Context): Promise<void> {
  */
 export function authenticate(code: PermissionCode | null, replicaReads = false): MiddlewareHandler {
   return async (c, next) => {
-    await attachCaller(c, code, replicaReads);
+    const after = await attachCaller(c, code, replicaReads);
     await next();
     await verdictLast(c);
+    if (after) await after();
   };
 }
 
@@ -101,8 +218,9 @@ export function authenticate(code: PermissionCode | null, replicaReads = false):
  */
 export function authenticateWrite(code: PermissionCode | null): MiddlewareHandler {
   return async (c, next) => {
-    await attachCaller(c, code, false);
+    const after = await attachCaller(c, code, false);
     await next();
+    if (after) await after();
   };
 }
 

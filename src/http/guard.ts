@@ -1,4 +1,5 @@
 import type { RouteConfig } from '@hono/zod-openapi';
+import { keyMayCarry } from '../access/api-key-statement.ts';
 import type { PermissionCode } from '../core/permissions.ts';
 import type { LinkAction } from '../core/signed-links.ts';
 import { authenticate, authenticateWrite, signedOr, verdictLastWrite } from './auth.ts';
@@ -44,7 +45,8 @@ export function guarded<R extends RouteConfig>(
       : [authenticate(code, !opts.primary)];
   const out: RouteConfig = {
     ...route,
-    security: opts.signedLink ? [{ bearerAuth: [] }, { signedLink: [] }] : [{ bearerAuth: [] }],
+    // An API key is offered where one may be used (access/api-key-statement.ts: keyMayCarry).
+    security: [{ bearerAuth: [] }, ...(keyMayCarry(code) ? [{ apiKeyAuth: [] }] : []), ...(opts.signedLink ? [{ signedLink: [] }] : [])],
     'x-permission': code ?? 'authenticated',
     description: [code ? `Requires permission \`${code}\`.` : 'Requires a logged-in user (no permission code).', route.description]
       .filter(Boolean)

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { errorFields } from '../core/log.ts';
 import { qb } from '../db/compile.ts';
+import { afterResponse } from './after-response.ts';
 import { clientInfo } from './client.ts';
 
 /**
@@ -57,23 +58,6 @@ async function requestParams(c: Context): Promise<unknown> {
 }
 
 /**
- * Where the runtime can finish work after the response (Workers: `executionCtx.waitUntil`), the
- * op-log row is written there, so it costs the client no round trip; elsewhere (servers) before the
- * response, as always. Either way every operation gets its row, refusals included.
- */
-function afterResponse(c: Context, work: Promise<void>): Promise<void> {
-  let ctx: { waitUntil(p: Promise<unknown>): void } | undefined;
-  try {
-    ctx = c.executionCtx;
-  } catch {
-    ctx = undefined; // Hono throws when the runtime gave no execution context
-  }
-  if (!ctx) return work;
-  ctx.waitUntil(work);
-  return Promise.resolve();
-}
-
-/**
  * Records one op_log row per write operation, failed ones included (the status and message the
  * client got). Module and action come from the path `/app/<module>/<action>`, or from `opAction`
  * (the RuoYi dialect names ours for its own paths). A failure to write
@@ -107,6 +91,8 @@ export const recordOperation: MiddlewareHandler = async (c, next) => {
     duration_ms: Math.max(0, Math.round(deps.clock.now() - started)),
     trace_id: c.get('traceId'),
     created_at: new Date(deps.clock.now()).toISOString(),
+    api_key_id: auth.apiKey?.id ?? null,
+    api_key_name: auth.apiKey?.name ?? null,
   };
   const write = run
     .record([qb.insertInto('op_log').values(row).compile()])

@@ -186,7 +186,7 @@ const rowOf = (text: string) => page.locator('#page table.data tbody tr', { hasT
 async function saveDialog(fields: Record<string, string>) {
   await page.waitForSelector('#dialog[open]');
   for (const [label, value] of Object.entries(fields)) {
-    const field = page.locator('#dialog-body label', { hasText: label }).locator('input, select').first();
+    const field = page.locator('#dialog-body label', { hasText: label }).locator('input, select, textarea').first();
     if ((await field.evaluate((e) => e.tagName)) === 'SELECT') await field.selectOption({ label: value });
     else await field.fill(value);
   }
@@ -200,8 +200,11 @@ async function submitDialog() {
   if (await page.locator('#dialog-error').isVisible()) throw new Error(`the dialog refused: ${error}`);
 }
 
+/** A notice's content as sent: what survives sanitising is shown; the rest must never run. */
+const NOTICE_SENT = '<p>Down at <strong>02:00</strong> UTC<script>window.pwned = 1</script><img src="x" onerror="window.pwned = 2"></p>';
+
 const SIDEBAR = [
-  ['User management', [['Users', '/user/list'], ['Organisations', '/user/org']]],
+  ['User management', [['Users', '/user/list'], ['Organisations', '/user/org'], ['Posts', '/user/post']]],
   ['Permission management', [['Roles', '/permission/role'], ['Menus', '/permission/menu']]],
   [
     'System management',
@@ -211,7 +214,12 @@ const SIDEBAR = [
       ['Login log', '/system/loginLog'],
       ['Operation log', '/system/opLog'],
       ['Online users', '/system/online'],
+      ['Dictionaries', '/system/dict'],
+      ['Parameters', '/system/config'],
       ['Backups', '/system/backup'],
+      ['Notices', '/system/notice'],
+      ['Scheduled jobs', '/system/job'],
+      ['Job log', '/system/jobLog'],
     ],
   ],
 ] as const;
@@ -220,9 +228,13 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
   beforeAll(async () => {
     if (!hasChromium) return;
     token = await noCaptcha.login();
-    // Something on every page before the browser comes: users for two pages of 2, an
-    // organisation, a role without menus, a file, an image, a backup (the logs fill themselves).
-    for (const loginName of ['alice', 'bob']) await as('POST', '/app/sysUser/add', { loginName, password: `${loginName}-Passw0rd-x`, nickName: loginName.toUpperCase() });
+    // Something on every page before the browser comes: users for two pages of 2 (bob holds a
+    // post), an organisation, a role without menus, a file, an image, a backup, a published notice
+    // whose content tries scripts (the logs, dictionaries, parameters and jobs fill themselves).
+    const engineer = await as('POST', '/app/sysPost/add', { code: 'engineer', name: 'Engineer', sort: 1 });
+    for (const loginName of ['alice', 'bob'])
+      await as('POST', '/app/sysUser/add', { loginName, password: `${loginName}-Passw0rd-x`, nickName: loginName.toUpperCase(), ...(loginName === 'bob' ? { postIds: [engineer.id] } : {}) });
+    await as('POST', '/app/sysNotice/add', { title: 'Maintenance', type: 'notice', status: 'published', content: NOTICE_SENT });
     await as('POST', '/app/sysOrg/add', { parentId: 0, name: 'Head office', code: 'HQ' });
     await as('POST', '/app/sysRole/add', { name: 'Auditor', code: 'auditor', dataScope: 'self' });
     await upload('sysFile', 'notes.txt', 'text/plain', new TextEncoder().encode('first notes'));
@@ -251,10 +263,16 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     await page.waitForSelector('text=Page 2 of 2 (3)');
     expect([...first, ...(await cells(1))].sort()).toEqual(['admin', 'alice', 'bob']);
     await page.click('button:text-is("Add user")');
+    await page.locator('#dialog-body label.check', { hasText: 'Engineer' }).locator('input').check();
     await saveDialog({ 'Login name': 'carol', Password: 'Carol-Passw0rd-x', 'Nick name': 'Carol', Organisation: 'Head office' });
     await page.waitForSelector('text=User added.');
     const carol = (await as('POST', '/app/sysUser/page', { params: { loginName: 'carol' } })).records[0];
-    expect(carol).toMatchObject({ loginName: 'carol', nickName: 'Carol', orgName: 'Head office' });
+    const engineer = (await as('GET', '/app/sysPost/list'))[0];
+    expect(carol).toMatchObject({ loginName: 'carol', nickName: 'Carol', orgName: 'Head office', postIds: [engineer.id] });
+    await page.fill('#page [data-filter=loginName]', 'carol');
+    await page.press('#page [data-filter=loginName]', 'Enter');
+    await page.waitForSelector('text=Page 1 of 1 (1)');
+    expect(await cells(4)).toEqual(['Engineer']);
   });
 
   test('Organisations: shows the tree; adds a branch under the head office', async () => {
@@ -355,6 +373,184 @@ describe.skipIf(!hasChromium)(inChromium('example SPA in Chromium: every sidebar
     await page.waitForSelector('text=Backup created.');
     expect((await as('POST', '/app/sysBackup/page', {})).total).toBe(2);
   });
+
+  test('Dictionaries: pages through the types; opens the items of one and relabels an item', async () => {
+    await visit('Dictionaries', '/system/dict');
+    expect(await page.textContent('.page-info')).toBe('Page 1 of 6 (11)');
+    await page.fill('#page [data-filter=code]', 'normal_disable');
+    await page.press('#page [data-filter=code]', 'Enter');
+    await page.waitForSelector('text=Page 1 of 1 (1)');
+    expect(await cells(1)).toEqual(['sys_normal_disable']);
+    // Items open on the hidden "Dictionary items" page, routed with the type.
+    await rowOf('sys_normal_disable').locator('a:text-is("Items")').click();
+    await page.waitForSelector('body[data-ready="/system/dict/data"]');
+    expect(await page.textContent('#page-title')).toBe('Dictionary items');
+    expect(await page.inputValue('#page [data-filter=typeCode]')).toBe('sys_normal_disable');
+    expect(await cells(1)).toEqual(['正常', '停用']);
+    expect(await cells(2)).toEqual(['enabled', 'disabled']);
+    await page.locator('#page tbody tr').first().locator('button:text-is("Edit")').click();
+    await saveDialog({ Label: 'Active' });
+    await page.waitForSelector('text=Dictionary item saved.');
+    await page.waitForSelector('#page tbody .pill:text-is("Active")');
+    const items = (await as('GET', '/app/sysDict/items?code=sys_normal_disable')) as { label: string; value: string }[];
+    expect(items.map((i) => [i.value, i.label])).toEqual([
+      ['enabled', 'Active'],
+      ['disabled', '停用'],
+    ]);
+  });
+
+  test('Posts: lists the posts with the dictionary label; adds one; a held post stays', async () => {
+    await visit('Posts', '/user/post');
+    expect(await cells(0)).toEqual(['engineer']);
+    // The status as the dictionary labels it, relabelled on the Dictionaries page just before.
+    expect(await cells(3)).toEqual(['Active']);
+    await page.click('button:text-is("Add post")');
+    await saveDialog({ Code: 'manager', Name: 'Manager', Sort: '2' });
+    await page.waitForSelector('text=Post added.');
+    await page.waitForSelector('#page code:text-is("manager")');
+    const manager = (await as('POST', '/app/sysPost/page', { params: { code: 'manager' } })).records[0];
+    expect(manager).toMatchObject({ code: 'manager', name: 'Manager', sort: 2, status: 'enabled' });
+    // Bob holds the engineer post: the server refuses, the page shows why, nothing is deleted.
+    await rowOf('engineer').locator('button:text-is("Delete")').click();
+    await page.waitForSelector('#notice.error');
+    expect(await page.textContent('#notice')).toContain('(engineer) is held by 2 users');
+    expect((await as('POST', '/app/sysPost/page', {})).total).toBe(2);
+  });
+
+  test('Parameters: the built-in ones cannot be deleted; adds one, read back by key', async () => {
+    await visit('Parameters', '/system/config');
+    expect(await page.textContent('.page-info')).toBe('Page 1 of 2 (3)');
+    expect(await page.locator('#page tbody button:text-is("Edit")').count()).toBe(2);
+    expect(await page.locator('#page tbody button:text-is("Delete")').count()).toBe(0);
+    await page.click('button:text-is("Add parameter")');
+    await saveDialog({ Name: 'Theme', Key: 'app.theme', Value: 'dark' });
+    await page.waitForSelector('text=Parameter added.');
+    await page.waitForSelector('#page code:text-is("app.theme")');
+    expect(await rowOf('app.theme').locator('button:text-is("Delete")').count()).toBe(1);
+    expect(await as('GET', '/app/sysConfig/value?key=app.theme')).toBe('dark');
+  });
+
+  test('Notices: the sanitised content in a frame that runs nothing; publishes one; marks them read', async () => {
+    await visit('Notices', '/system/notice');
+    expect(await cells(0)).toEqual(['Maintenance']);
+    expect(await cells(2)).toEqual(['正常']);
+    await page.waitForSelector('#unread:text-is("1")');
+    await rowOf('Maintenance').locator('button:text-is("View")').click();
+    await page.waitForSelector('#dialog[open]');
+    const frame = page.frameLocator('#dialog iframe.html-view');
+    expect(await frame.locator('strong').textContent()).toBe('02:00');
+    expect(await frame.locator('script, img').count()).toBe(0);
+    expect(await page.getAttribute('#dialog iframe.html-view', 'sandbox')).not.toContain('allow-scripts');
+    await page.screenshot({ path: outputPath('spa-notice.png') });
+    await page.click('#dialog-ok');
+    await page.waitForSelector('#dialog', { state: 'hidden' });
+
+    await page.click('button:text-is("Add notice")');
+    await saveDialog({
+      Title: 'Release 2.0',
+      Status: '正常 (Published)',
+      Content: '<h2 onclick="window.pwned = 3">New</h2><p><em>faster</em> <a href="javascript:window.pwned = 4">pages</a></p>',
+    });
+    await page.waitForSelector('text=Notice added.');
+    const added = (await as('POST', '/app/sysNotice/page', { params: { title: 'Release' } })).records[0];
+    expect(added).toMatchObject({ status: 'published', createdByName: 'admin' });
+    expect(added.content).toContain('<em>faster</em>');
+    expect(added.content).not.toMatch(/onclick|javascript:/);
+    // The header: both unread; its dialog shows them as the server returned them; mark them read.
+    await page.waitForSelector('#unread:text-is("2")');
+    await page.click('#latest');
+    await page.waitForSelector('#dialog[open]');
+    expect(await page.locator('#dialog iframe.html-view').count()).toBe(2);
+    expect(await page.frameLocator('#dialog iframe.html-view >> nth=0').locator('em').textContent()).toBe('faster');
+    await page.click('#dialog-ok:text-is("Mark as read")');
+    await page.waitForSelector('#unread', { state: 'hidden' });
+    // Read marks are the user's (this test's own session is the same admin).
+    expect((await as('GET', '/app/sysNotice/latest')).unread).toBe(0);
+    expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
+  });
+
+  test('Scheduled jobs: lists the seeded jobs; runs one now; disables it', async () => {
+    await visit('Scheduled jobs', '/system/job');
+    expect(await page.textContent('.page-info')).toBe('Page 1 of 2 (4)');
+    await page.fill('#page [data-filter=name]', 'expiredCleanup');
+    await page.press('#page [data-filter=name]', 'Enter');
+    await page.waitForSelector('text=Page 1 of 1 (1)');
+    const job = (await as('POST', '/app/sysJob/page', { params: { name: 'expiredCleanup' } })).records[0];
+    expect(await cells(0)).toEqual([job.name + 'expiredCleanup']);
+    await rowOf('expiredCleanup').locator('button:text-is("Run now")').click();
+    await page.waitForSelector(`#notice:has-text("${job.name}: success in")`);
+    const runs = (await as('POST', '/app/sysJobLog/page', { params: { jobId: job.id } })).records;
+    expect(runs[0]).toMatchObject({ jobId: job.id, status: 'success' });
+    await rowOf('expiredCleanup').locator('button:text-is("Disable")').click();
+    await page.waitForSelector('text=Status changed.');
+    await rowOf('expiredCleanup').locator('button:text-is("Enable")').waitFor();
+    expect((await as('GET', `/app/sysJob/detail?id=${job.id}`)).status).toBe('disabled');
+    // Its Log button opens the job log on this job.
+    await rowOf('expiredCleanup').locator('a:text-is("Log")').click();
+    await page.waitForSelector('body[data-ready="/system/jobLog"]');
+    expect(await page.inputValue('#page [data-filter=jobId]')).toBe(String(job.id));
+    expect(await cells(2)).toEqual([job.name]);
+    await visit('Scheduled jobs', '/system/job');
+  });
+
+  test('Job log: shows the runs with their details; deletes a selected row', async () => {
+    await visit('Job log', '/system/jobLog');
+    expect(await cells(2)).toContain('Expired sessions, captchas and rate limits');
+    expect(await cells(3)).toContain('成功');
+    const newest = (await as('POST', '/app/sysJobLog/page', {})).records[0];
+    await page.locator('#page tbody tr').first().locator('button:text-is("Details")').click();
+    await page.waitForSelector('#dialog[open]');
+    expect(await page.inputValue('#dialog-body textarea')).toContain(`message: ${newest.message}`);
+    await page.click('#dialog-ok');
+    await page.waitForSelector('#dialog', { state: 'hidden' });
+    await page.locator('#page tbody tr').first().locator('input[type=checkbox]').check();
+    await page.click('button:text-is("Delete selected")');
+    await page.waitForSelector('text=Deleted 1 row(s).');
+    const left = (await as('POST', '/app/sysJobLog/page', { pageSize: 100 })).records as { id: number; startedAt: string }[];
+    expect(left.some((r) => r.id === newest.id && r.startedAt === newest.startedAt)).toBe(false);
+  });
+
+  test('a user holding the page codes only: the new pages show their data, no write buttons', async () => {
+    const menus = flat(await as('GET', '/app/sysMenu/tree'));
+    const grant = ['User management', 'Posts', 'sys:post:page', 'System management', 'Dictionaries', 'sys:dictType:page', 'Scheduled jobs', 'sys:job:page'];
+    const menuIds = grant.map((t) => [...menus].find(([, v]) => v === t)![0]);
+    const role = await as('POST', '/app/sysRole/add', { name: 'Viewer', code: 'viewer', dataScope: 'all' });
+    await as('POST', '/app/sysRole/grantMenu', { roleId: role.id, menuIds });
+    await as('POST', '/app/sysUser/add', { loginName: 'dave', password: 'Dave-Passw0rd-x', nickName: 'Dave', roleIds: [role.id] });
+    const viewer = await open(noCaptcha, '&pageSize=2');
+    try {
+      await viewerChecks(viewer);
+    } finally {
+      // Logged out again, pass or fail: the online users page below counts the sessions.
+      if (await viewer.locator('#logout').isVisible()) {
+        await viewer.click('#logout');
+        await viewer.waitForSelector('#login-form', { state: 'visible' });
+      }
+      await viewer.close();
+    }
+  });
+
+  async function viewerChecks(viewer: Page) {
+    await viewer.fill('#login-name', 'dave');
+    await viewer.fill('#password', 'Dave-Passw0rd-x');
+    await viewer.click('#login-submit');
+    await viewer.waitForSelector('body[data-ready="/user/post"]');
+    expect(await viewer.$$eval('#sidebar a', (links) => links.map((a) => a.textContent))).toEqual(['Posts', 'Dictionaries', 'Scheduled jobs']);
+    // The latest notices are every logged-in user's.
+    await viewer.waitForSelector('#unread:text-is("2")');
+    for (const [title, path, rows] of [
+      ['Posts', '/user/post', 2],
+      ['Dictionaries', '/system/dict', 2],
+      ['Scheduled jobs', '/system/job', 2],
+    ] as const) {
+      await viewer.click(`#sidebar a:text-is("${title}")`);
+      await viewer.waitForSelector(`body[data-ready="${path}"]`);
+      expect(await viewer.locator('#page tbody tr').count()).toBe(rows);
+      // No Add/Edit/Delete/Run now/Enable, no Items or Log link (their pages are not granted).
+      expect(await viewer.locator('#page tbody button, #page tbody a').count()).toBe(0);
+      expect(await viewer.$$eval('#page .toolbar button', (bs) => bs.map((b) => b.textContent))).toEqual(['Search']);
+    }
+  }
 
   test('Online users: shows the sessions; ends the one that is not this browser', async () => {
     await visit('Online users', '/system/online');

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Miniflare } from 'miniflare';
 import type { D1Database } from '../../src/adapters/workers/bindings.ts';
+import { EXECUTOR, remoteD1 } from './remote-d1.ts';
 import { MIGRATIONS_DIR } from '../../src/adapters/bun/migrate.ts';
 
 /**
@@ -9,6 +10,8 @@ import { MIGRATIONS_DIR } from '../../src/adapters/bun/migrate.ts';
  * dev`), reached through Miniflare's binding proxy. One workerd serves the whole test process; it
  * declares POOL in-memory databases up front (a binding cannot be added later without a restart),
  * and each `freshD1()` takes an unused one, so every test app starts from an empty database.
+ * Statements reach it through a small worker of our own, one HTTP request per execution
+ * (test/support/remote-d1.ts), not through Miniflare's binding proxy.
  */
 const POOL = 48;
 let instances: Miniflare[] = [];
@@ -19,7 +22,7 @@ async function start(): Promise<Miniflare> {
   const { Miniflare } = await import('miniflare');
   const mf = new Miniflare({
     modules: true,
-    script: 'export default { fetch: () => new Response(null, { status: 404 }) }',
+    script: EXECUTOR,
     compatibilityDate: '2025-01-01',
     d1Databases: Object.fromEntries(Array.from({ length: POOL }, (_, i) => [`DB${i}`, `test-db-${instances.length}-${i}`])),
   });
@@ -80,7 +83,7 @@ export async function freshD1(only?: (name: string) => boolean): Promise<D1Datab
   }
   const binding = `DB${used++}`;
   const mf = await starting!;
-  const d1 = (await mf.getD1Database(binding)) as unknown as D1Database;
+  const d1 = remoteD1(mf, binding);
   await migrateD1(d1, only);
   return d1;
 }

@@ -17,6 +17,8 @@ const opLogFields = {
   traceId: z.string(),
   createdAt: z.string(),
   params: z.string().openapi({ description: 'Request JSON, secrets redacted, at most 2 KiB' }),
+  apiKeyId: z.number().int().nullable().openapi({ description: 'The API key the operation was made through (null: a login token)' }),
+  apiKeyName: z.string().nullable().openapi({ description: "That key's name when the operation was made" }),
 };
 
 /** One operation-log row with every field of the contract (page records and detail alike). */

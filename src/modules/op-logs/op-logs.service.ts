@@ -24,7 +24,7 @@ const SORT = {
 
 const COLUMNS = [
   'id', 'module', 'action', 'method', 'path', 'operator_id', 'operator_name', 'ip', 'user_agent',
-  'status', 'error_msg', 'duration_ms', 'trace_id', 'created_at', 'params',
+  'status', 'error_msg', 'duration_ms', 'trace_id', 'created_at', 'params', 'api_key_id', 'api_key_name',
 ] as const;
 
 function toOpLog(r: Selectable<OpLogTable>): OpLog {
@@ -44,6 +44,8 @@ function toOpLog(r: Selectable<OpLogTable>): OpLog {
     traceId: r.trace_id,
     createdAt: r.created_at,
     params: r.params,
+    apiKeyId: r.api_key_id ?? null,
+    apiKeyName: r.api_key_name ?? null,
   };
 }
 
