@@ -193,7 +193,7 @@ for (const runtime of RUNTIMES) {
       const system = routes.find((r) => r.path === '/system');
       expect(system).toMatchObject({ name: 'System', component: 'Layout', meta: { title: '系统管理' } });
       // Hidden routes (our pages RuoYi has no view for) stay out of the sidebar.
-      expect(system.children.filter((c: any) => c.hidden).map((c: any) => c.meta.title).sort()).toEqual(['Backups', 'Dictionary items', 'Files', 'Images', 'Job log']);
+      expect(system.children.filter((c: any) => c.hidden).map((c: any) => c.meta.title).sort()).toEqual(['API keys', 'Backups', 'Dictionary items', 'Files', 'Images', 'Job log']);
       system.children = system.children.filter((c: any) => !c.hidden);
       expect(system.children.map((c: any) => [c.name, c.path, c.component])).toEqual([
         ['User', 'user', 'system/user/index'],

@@ -11,7 +11,7 @@ import { Runner } from '../../db/runner.ts';
  * 系统监控 (在线用户, 定时任务, 服务监控, 缓存监控, 缓存列表) — with RuoYi's view components, route
  * names (= the views' component names, for keep-alive) and icons. Pages are found by the buttons
  * they hold (ids differ between databases); every button, and so every grant to a role, stays
- * where it was. Our own pages that RuoYi has no view for (files, images, backups) or that RuoYi
+ * where it was. Our own pages that RuoYi has no view for (files, images, backups, API keys) or that RuoYi
  * routes by itself (dictionary items, job log: opened from their lists) and the emptied
  * directories are hidden, not deleted. Running it again changes nothing more.
  */
@@ -73,8 +73,8 @@ export function ruoyiMenuPresetStatements(): CompiledQuery[] {
     addPage(monitor, '缓存列表', 'cacheList', 'monitor/cache/list', 'redis-list', 'CacheList', 6),
     // No RuoYi view for these: out of the sidebar (their codes and grants stay).
     // RuoYi routes the items and job-log pages itself (/system/dict-data/index/:dictId,
-    // /monitor/job-log/index/:jobId), opened from their lists.
-    ...['sys:file:page', 'sys:image:page', 'sys:backup:page', 'sys:dictData:page', 'sys:jobLog:page'].map((code) => sql`UPDATE menus SET hidden = 1 WHERE id = ${pageOf(code)}`.compile(qb)),
+    // /monitor/job-log/index/:jobId), opened from their lists; it has no API-key page.
+    ...['sys:file:page', 'sys:image:page', 'sys:backup:page', 'sys:dictData:page', 'sys:jobLog:page', 'sys:apiKey:page'].map((code) => sql`UPDATE menus SET hidden = 1 WHERE id = ${pageOf(code)}`.compile(qb)),
     // The directories the pages left (0001's "User management" and "Permission management").
     sql`UPDATE menus SET hidden = 1 WHERE type = 'directory' AND path IN ('/user', '/permission') AND parent_id = 0
       AND NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id = menus.id AND c.hidden = 0)`.compile(qb),
