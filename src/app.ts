@@ -36,6 +36,7 @@ import { roleRoutes } from './modules/roles/index.ts';
 import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
 import { buildOpenApiDocument, withServer } from './http/openapi.ts';
+import { ruoyiDialect } from './compat/ruoyi/index.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
@@ -188,6 +189,9 @@ export function createApp(deps: Deps) {
     .route('/', noticeRoutes)
     .route('/', postRoutes)
     .route('/', apiKeyRoutes);
+
+  // The RuoYi-Vue3 dialect (docs/ruoyi.md): off unless RUOYI_API_PREFIX names where it lives.
+  if (config.RUOYI_API_PREFIX) app.route(config.RUOYI_API_PREFIX, ruoyiDialect(config.RUOYI_API_PREFIX));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -88,6 +88,17 @@ const schema = z
      * the reads after the auth check on a replica at least as new as the client's X-D1-Bookmark).
      */
     D1_READ_REPLICATION: bool(false),
+    /**
+     * Where the RuoYi-Vue3 dialect is mounted (src/compat/ruoyi, docs/ruoyi.md), e.g. `/ruoyi`; unset:
+     * not mounted. One path segment or more, no trailing slash.
+     */
+    RUOYI_API_PREFIX: z
+      .string()
+      .regex(/^(\/[A-Za-z0-9_-]+)+$/, 'must be a path such as /ruoyi (letters, digits, _ and -, no trailing slash)')
+      .refine((p) => !/^\/(app|auth|health|docs|openapi\.json)(\/|$)/.test(p), 'must not overlap the native API (/app, /auth, /health, /docs)')
+      .optional(),
+    /** At the first start (empty database): `ruoyi` shapes the menus for RuoYi-Vue3's views (docs/ruoyi.md). */
+    MENU_PRESET: z.enum(['none', 'ruoyi'], { message: 'must be none or ruoyi' }).default('none'),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === 'production' && (!c.JWT_SECRET || new TextEncoder().encode(c.JWT_SECRET).length < 32)) {

@@ -15,6 +15,7 @@ export const PERMISSION_CODES = [
   'sys:loginLog:page', 'sys:loginLog:delete', 'sys:loginLog:clear',
   'sys:opLog:page', 'sys:opLog:detail', 'sys:opLog:delete', 'sys:opLog:clear',
   'sys:online:page', 'sys:online:forceLogout',
+  'sys:monitor:server', 'sys:monitor:cache',
   'sys:backup:page', 'sys:backup:create', 'sys:backup:download', 'sys:backup:delete',
   'sys:job:page', 'sys:job:detail', 'sys:job:edit', 'sys:job:changeStatus', 'sys:job:run',
   'sys:jobLog:page', 'sys:jobLog:delete', 'sys:jobLog:clear',

@@ -80,7 +80,7 @@ const valueRoute = guarded(
 );
 
 /** The op log keeps a secret parameter's value out: redacted until the key is known not to be secret. */
-function auditParams(c: Context, body: { key?: string | undefined; value?: string | undefined }) {
+export function configAuditParams(c: Context, body: { key?: string | undefined; value?: string | undefined }) {
   const record = (hide: boolean) => c.set('opParams', hide && body.value !== undefined ? { ...body, value: '[REDACTED]' } : body);
   const secret = (key: string | undefined) => key !== undefined && isSecretKey(key);
   record(body.key === undefined || secret(body.key));
@@ -95,12 +95,12 @@ export const configRoutes = createRouter()
   .openapi(detailRoute, async (c) => ok(c, await configDetail(c.get('run'), c.req.valid('query').id)))
   .openapi(addRoute, async (c) => {
     const body = c.req.valid('json');
-    auditParams(c, body);
+    configAuditParams(c, body);
     return ok(c, await addConfig(c.get('deps'), c.get('run'), body));
   })
   .openapi(editRoute, async (c) => {
     const body = c.req.valid('json');
-    return ok(c, await editConfig(c.get('deps'), c.get('run'), body, auditParams(c, body)));
+    return ok(c, await editConfig(c.get('deps'), c.get('run'), body, configAuditParams(c, body)));
   })
   .openapi(deleteRoute, async (c) => {
     await deleteConfigs(c.get('run'), c.req.valid('json').ids);
