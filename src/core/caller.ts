@@ -9,4 +9,9 @@ export interface Caller {
   sessionId: string;
   loginName: string;
   isSuperAdmin: boolean;
+  /**
+   * Holds an enabled mfaRequired role and has no active second factor: the session may only enrol
+   * one (and read getLoginUserInformation, log out); absent otherwise.
+   */
+  mfaPending?: boolean;
 }

@@ -61,10 +61,10 @@ export async function verifyToken(c: Context): Promise<VerifiedToken> {
 }
 
 /** Verifies the bearer token and hands the request's runner the caller's check for `code` (null: any logged-in user). */
-async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean): Promise<void> {
+async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean, mfaEnrolment = false): Promise<void> {
   const { userId, sessionId } = await verifyToken(c);
   const deps = c.get('deps');
-  c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now, deps), replicaReads);
+  c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now, deps, mfaEnrolment), replicaReads);
 }
 
 /**
@@ -86,9 +86,9 @@ async function verdictLast(c: Context): Promise<void> {
  * answer. With `replicaReads` and read replication on, the auth row is read on the primary first
  * and the plan's reads go to the replica (docs/performance.md, "Read replicas").
  */
-export function authenticate(code: PermissionCode | null, replicaReads = false): MiddlewareHandler {
+export function authenticate(code: PermissionCode | null, replicaReads = false, mfaEnrolment = false): MiddlewareHandler {
   return async (c, next) => {
-    await attachCaller(c, code, replicaReads);
+    await attachCaller(c, code, replicaReads, mfaEnrolment);
     await next();
     await verdictLast(c);
   };
@@ -99,9 +99,9 @@ export function authenticate(code: PermissionCode | null, replicaReads = false):
  * The handler's first read or write judges the caller (a write plan is always judged first, and
  * its batch is headed by the caller's check as guards, db/runner.ts).
  */
-export function authenticateWrite(code: PermissionCode | null): MiddlewareHandler {
+export function authenticateWrite(code: PermissionCode | null, mfaEnrolment = false): MiddlewareHandler {
   return async (c, next) => {
-    await attachCaller(c, code, false);
+    await attachCaller(c, code, false, mfaEnrolment);
     await next();
   };
 }
