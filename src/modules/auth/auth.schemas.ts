@@ -54,14 +54,14 @@ export const VerifyRequest = z
     const given = [v.code, v.recoveryCode, v.passkey].filter((x) => x !== undefined).length;
     if (given !== 1) ctx.addIssue({ code: 'custom', path: ['code'], message: 'send exactly one of code, recoveryCode or passkey' });
   })
-  .openapi('LoginVerifyRequest');
+  .openapi('LoginVerifyRequest', { example: { challenge: 'q83vEjRWeJAq83vEjRWeJAq83vEjRWeJAq.YWxpY2U', code: '123456' } });
 
 export const VerifyResult = LoginResult.extend({
   factor: z.enum(['totp', 'passkey', 'recovery']),
   recoveryCodesLeft: z.number().int().nullable().openapi({ description: 'After a recovery code: how many unused ones remain (else null)' }),
 }).openapi('LoginVerifyResult');
 
-export const PasskeyOptionsRequest = z.strictObject({ challenge: z.string().trim().min(1, 'is required').max(512, 'must be at most 512 characters') }).openapi('LoginPasskeyOptionsRequest');
+export const PasskeyOptionsRequest = z.strictObject({ challenge: z.string().trim().min(1, 'is required').max(512, 'must be at most 512 characters') }).openapi('LoginPasskeyOptionsRequest', { example: { challenge: 'q83vEjRWeJAq83vEjRWeJAq83vEjRWeJAq.YWxpY2U' } });
 
 export type LoginInput = z.infer<typeof LoginRequest>;
 export type VerifyInput = z.infer<typeof VerifyRequest>;

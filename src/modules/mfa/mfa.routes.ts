@@ -4,7 +4,7 @@ import { AppError } from '../../core/errors.ts';
 import { describeZodError } from '../../http/errors.ts';
 import { guarded } from '../../http/guard.ts';
 import { ok, okResponse } from '../../http/respond.ts';
-import { createRouter, jsonBody } from '../../http/router.ts';
+import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import {
   CodeRequest,
   DeletePasskeyRequest,
@@ -75,7 +75,7 @@ const disableRoute = guarded(
   path: `${BASE}/totp/disable`,
   summary: 'Turn TOTP off (the password and a current code)',
   request: { body: jsonBody(DisableTotpRequest) },
-  responses: { ...okResponse('Disabled', z.null()), 429: { description: 'Too many wrong codes; see Retry-After' } },
+  responses: { ...okResponse('Disabled', z.null()), 429: errorResponse('Too many wrong codes; see Retry-After') },
 }),
   WRITE,
 );
@@ -122,7 +122,7 @@ const passkeyDeleteRoute = guarded(
   path: `${BASE}/passkey/delete`,
   summary: "Remove one of one's own passkeys",
   request: { body: jsonBody(DeletePasskeyRequest) },
-  responses: okResponse('Removed', z.null()),
+  responses: { ...okResponse('Removed', z.null()), 404: errorResponse('No such passkey of the caller') },
 }),
   WRITE,
 );
