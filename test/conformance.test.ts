@@ -106,7 +106,7 @@ async function writesOn(base: string) {
   const notice = await ok('POST', '/app/sysNotice/add', { json: { title: 'Locked', type: 'notice', status: 'published' } });
   const post = await ok('POST', '/app/sysPost/add', { json: { code: 'w_locked', name: 'Locked' } });
   // Second factor: a user with an enrolment under way, passkey options answered, a passkey to remove.
-  await ok('POST', '/app/sysUser/add', { json: { loginName: 'wmfa', password: 'Correct-Horse-45' } });
+  const mfaUser = await ok('POST', '/app/sysUser/add', { json: { loginName: 'wmfa', password: 'Correct-Horse-45' } });
   const mfaToken = await login('wmfa', 'Correct-Horse-45', base);
   const asMfa = async (path: string, json?: unknown) => {
     const r = await call('POST', path, { base, token: mfaToken, ...(json !== undefined ? { json } : {}) });
@@ -118,6 +118,7 @@ async function writesOn(base: string) {
   const kept = await asMfa('/app/sysLoginUser/mfa/passkey/register', { response: await device.register(await asMfa('/app/sysLoginUser/mfa/passkey/options'), SPA_ORIGIN) });
   const second = await SoftAuthenticator.create();
   const answered = await second.register(await asMfa('/app/sysLoginUser/mfa/passkey/options'), SPA_ORIGIN);
+  const mfaChallenge = (await call('POST', '/auth/login', { base, json: { loginName: 'wmfa', password: 'Correct-Horse-45' } })).data.challenge as string;
   const m = (path: string, json?: () => Promise<unknown>) => async () => call('POST', path, { base, token: mfaToken, ...(json ? { json: await json() } : {}) });
   const w = (path: string, init: Init = {}) => () => call('POST', path, { base, token, ...init });
   return {
@@ -129,7 +130,10 @@ async function writesOn(base: string) {
     sysLoginUser_mfa_passkey_options: m('/app/sysLoginUser/mfa/passkey/options'),
     sysLoginUser_mfa_passkey_register: m('/app/sysLoginUser/mfa/passkey/register', async () => ({ response: answered })),
     sysLoginUser_mfa_passkey_delete: m('/app/sysLoginUser/mfa/passkey/delete', async () => ({ id: kept.passkey.id })),
-    sysUser_resetMfa: w('/app/sysUser/resetMfa', { json: { id: user.id } }),
+    sysUser_resetMfa: w('/app/sysUser/resetMfa', { json: { id: mfaUser.id } }),
+    // The second login step counts its try first; the passkey options store their challenge.
+    auth_login_verify: () => call('POST', '/auth/login/verify', { base, json: { challenge: mfaChallenge, code: '000000' } }),
+    auth_login_passkeyOptions: () => call('POST', '/auth/login/passkeyOptions', { base, json: { challenge: mfaChallenge } }),
     auth_login: () => call('POST', '/auth/login', { base, json: { loginName: 'admin', password: E2E_ADMIN_PASSWORD } }),
     auth_logout: () => call('POST', '/auth/logout', { base, token: spare }),
     sysLoginUser_updateInfo: w('/app/sysLoginUser/updateInfo', { json: { nickName: 'Keeper' } }),
@@ -503,9 +507,9 @@ describe('every response conforms to /openapi.json', () => {
       const start = await call('POST', '/app/sysLoginUser/mfa/totp/start', { token: t });
       expect(start.status).toBe(200);
       const secret = base32Decode(start.data.secret)!;
-      expect((await call('POST', '/app/sysLoginUser/mfa/totp/start', { token: t })).status).toBe(400);
       const confirmed = await call('POST', '/app/sysLoginUser/mfa/totp/confirm', { token: t, json: { code: await totpCode(secret) } });
       expect(confirmed.status).toBe(200);
+      expect((await call('POST', '/app/sysLoginUser/mfa/totp/start', { token: t })).status).toBe(400); // already on
       return { id: u.id as number, token: t, secret, codes: confirmed.data.recoveryCodes as string[] };
     };
     const mia = await mfa('mia');
@@ -542,10 +546,22 @@ describe('every response conforms to /openapi.json', () => {
     const request = await call('POST', '/auth/login/passkeyOptions', { json: { challenge: ugoChallenge } });
     expect(request.status).toBe(200);
     expect((await call('POST', '/auth/login/verify', { json: { challenge: ugoChallenge, passkey: await device.assert(request.data, SPA_ORIGIN) } })).status).toBe(200);
+    const ugoAgain = await challenge('ugo'); // for the lost table below, while Ugo still has a passkey
     expect((await call('POST', '/app/sysLoginUser/mfa/passkey/delete', { token: ugo.token, json: { id: 99999999 } })).status).toBe(404);
     expect((await call('POST', '/app/sysLoginUser/mfa/passkey/delete', { token: ugo.token, json: { id: registered.data.passkey.id } })).status).toBe(200);
     expect((await call('POST', '/app/sysUser/resetMfa', { token: admin, json: { id: 99999999 } })).status).toBe(404);
     expect((await call('POST', '/app/sysUser/resetMfa', { token: admin, json: { id: mia.id } })).status).toBe(200);
+    expect((await call('POST', '/app/sysUser/grantRole', { token: admin, json: { userId: 99999999, roleIds: [] } })).status).toBe(404);
+    // The challenges' table lost: both login steps that read it answer the 500 envelope.
+    const lostChallenges = new Database(join(dir, 'srv/admin.db'));
+    lostChallenges.run('ALTER TABLE mfa_challenges RENAME TO mfa_challenges_lost');
+    try {
+      expect((await call('POST', '/auth/login/verify', { json: { challenge: ugoAgain, code: '123456' } })).status).toBe(500);
+      expect((await call('POST', '/auth/login/passkeyOptions', { json: { challenge: ugoAgain } })).status).toBe(500);
+    } finally {
+      lostChallenges.run('ALTER TABLE mfa_challenges_lost RENAME TO mfa_challenges');
+      lostChallenges.close();
+    }
 
     // Login errors: wrong password 401, disabled 403, then the name is locked: 429 with Retry-After.
     const carol = await call('POST', '/app/sysUser/add', { token: admin, json: { loginName: 'carol', password: 'Quiet-Lantern-31', status: 'disabled' } });
@@ -644,7 +660,12 @@ describe('every response conforms to /openapi.json', () => {
       for (const { path, method, op } of checker.operations) {
         const M = method.toUpperCase();
         // A login that gets as far as creating its session (the example's name may be locked by now).
-        const json = op.operationId === 'auth_login' ? { loginName: 'bob', password: 'Other-Walrus-59' } : op.requestBody?.content?.['application/json']?.example;
+        const json =
+          op.operationId === 'auth_login'
+            ? { loginName: 'bob', password: 'Other-Walrus-59' }
+            : op.operationId === 'auth_login_verify' // a name not locked by now (bob)
+              ? { challenge: 'q83vEjRWeJAq83vEjRWeJAq83vEjRWeJAq.Ym9i', code: '123456' }
+              : op.requestBody?.content?.['application/json']?.example;
         const hasId = (op.parameters ?? []).some((p: any) => p.name === 'id' && p.in === 'query');
         const r = await call(M, path, { token: admin, query: hasId ? 'id=1' : '', ...(json !== undefined ? { json } : M === 'POST' && op.requestBody ? { body: form('x.txt', 'x', 'text/plain') } : {}) });
         answers.push(`${op.operationId} ${r.status}`);
