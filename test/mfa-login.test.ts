@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { base32Decode } from '../src/core/base32.ts';
 import { totpAt } from '../src/core/totp.ts';
-import { D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
+import { beforeBatch, D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { SoftAuthenticator } from './support/soft-authenticator.ts';
 
 // The second factor end to end, through HTTP, on Bun and on D1 (contract: "Second factor"): TOTP
@@ -237,6 +237,9 @@ for (const runtime of RUNTIMES) {
       expect((await t.row<{ counter: number }>('SELECT counter FROM mfa_passkeys WHERE user_id = ?', id))!.counter).toBe(11);
       // Removing the only passkey removes the factor (and its recovery codes).
       const pk = status.data.passkeys[0].id;
+      // Only one's own: another user's delete finds nothing (404), the passkey stays.
+      await addUser('ivo');
+      expect((await post('/app/sysLoginUser/mfa/passkey/delete', { id: pk }, await t.login('ivo', PASSWORD))).status).toBe(404);
       expect((await post('/app/sysLoginUser/mfa/passkey/delete', { id: pk + 1000 }, token)).status).toBe(404);
       expect((await post('/app/sysLoginUser/mfa/passkey/delete', { id: pk }, token)).status).toBe(200);
       expect((await challengeOf('ivy')).data.token).toBeString();
@@ -252,6 +255,7 @@ for (const runtime of RUNTIMES) {
       const refused = await post('/app/sysLoginUser/updateInfo', { nickName: 'Jon' }, token);
       expect(refused.status).toBe(403);
       expect(refused.json.msg).toContain('Second factor required');
+      expect((await get('/app/sysNotice/latest', token)).status).toBe(403); // a read, no code needed
       expect((await get('/app/sysLoginUser/getLoginUserInformation', token)).status).toBe(200);
       expect((await get('/app/sysLoginUser/mfa/status', token)).data.required).toBe(true);
       const start = await post('/app/sysLoginUser/mfa/totp/start', {}, token);
@@ -267,7 +271,17 @@ for (const runtime of RUNTIMES) {
       const edit = await post('/app/sysRole/edit', { id: plain.data.id, version: plain.data.version, mfaRequired: true }, admin);
       expect(edit.status).toBe(200);
       expect((await post('/app/sysLoginUser/updateInfo', { nickName: 'Kim' }, kim)).status).toBe(403);
+      expect((await get('/app/sysNotice/latest', kim)).status).toBe(403);
       expect((await post('/auth/logout', {}, kim)).status).toBe(200);
+
+      // The flag set between the caller's judgement and their write: the write's own guard refuses it.
+      const later = await post('/app/sysRole/add', { name: 'Later', code: 'later' }, admin);
+      const lenId = await addUser('len', [later.data.id]);
+      const len = await t.login('len', PASSWORD);
+      beforeBatch(t, 1, 'UPDATE roles SET mfa_required = 1 WHERE id = ?', later.data.id);
+      const raced = await post('/app/sysLoginUser/updateInfo', { nickName: 'Len' }, len);
+      expect(raced.status).toBe(403);
+      expect((await t.row<{ nick_name: string }>('SELECT nick_name FROM users WHERE id = ?', lenId))!.nick_name).not.toBe('Len');
     });
 
     test('a delegated admin needs sys:role:requireMfa, and cannot set it on a role held outside their scope', async () => {
