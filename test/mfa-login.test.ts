@@ -318,6 +318,15 @@ for (const runtime of RUNTIMES) {
       const ora = await t.login('ora', PASSWORD);
       expect((await post('/app/sysUser/resetMfa', { id }, ora)).status).toBe(403);
       expect((await t.row<{ mfa_enabled: number }>('SELECT mfa_enabled FROM users WHERE id = ?', id))!.mfa_enabled).toBe(1);
+      // A delegated holder of sys:user:resetMfa (scope all) cannot reset a super admin's factors.
+      const menu = (await t.row<{ id: number }>("SELECT id FROM menus WHERE permission = 'sys:user:resetMfa'"))!.id;
+      const helpdesk = await post('/app/sysRole/add', { name: 'Helpdesk', code: 'helpdesk', dataScope: 'all' }, admin);
+      await post('/app/sysRole/grantMenu', { roleId: helpdesk.data.id, menuIds: [menu] }, admin);
+      await addUser('pia', [helpdesk.data.id]);
+      const pia = await t.login('pia', PASSWORD);
+      const onSuper = await post('/app/sysUser/resetMfa', { id: self!.id }, pia);
+      expect(onSuper.status).toBe(403);
+      expect(onSuper.json.msg).toContain('super administrator');
       const reset = await post('/app/sysUser/resetMfa', { id }, admin);
       expect(reset.status).toBe(200);
       expect((await get(`/app/sysUser/detail?id=${id}`, admin)).data.mfaEnabled).toBe(false);
