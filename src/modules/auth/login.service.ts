@@ -225,6 +225,9 @@ async function openChallenge(deps: Ports, run: Runner, client: LoginClient, logi
     sql`INSERT INTO mfa_challenges (id, kind, user_id, session_id, login_name, password_hash, webauthn_challenge, expires_at, created_at)
       SELECT ${await challengeId(deps, 'login', token)}, 'login', ${user.id}, NULL, ${loginName}, ${user.password_hash}, NULL, ${expiresAt(clock)}, ${isoNow(clock)}
       WHERE ${current}`.compile(qb),
+    // The user's own expired challenges go here (a few rows per user, on the user's index), so the
+    // table needs no sweep of its own.
+    sql`DELETE FROM mfa_challenges WHERE user_id = ${user.id} AND expires_at <= ${isoNow(clock)}`.compile(qb),
     release,
   ]));
   const row = logged?.rows[0] as { status: string; msg: string } | undefined;

@@ -9,8 +9,8 @@ import { Budget, DELETE_CHUNK, RUN_BUDGET } from './budget.ts';
 
 const DAY = 86_400_000;
 
-type SweptTable = 'captchas' | 'sessions' | 'rate_limits' | 'login_log' | 'op_log' | 'job_log' | 'mfa_challenges';
-const KEY_COLUMN: Record<SweptTable, string> = { captchas: 'key', sessions: 'id', rate_limits: 'key', login_log: 'id', op_log: 'id', job_log: 'id', mfa_challenges: 'id' };
+type SweptTable = 'captchas' | 'sessions' | 'rate_limits' | 'login_log' | 'op_log' | 'job_log';
+const KEY_COLUMN: Record<SweptTable, string> = { captchas: 'key', sessions: 'id', rate_limits: 'key', login_log: 'id', op_log: 'id', job_log: 'id' };
 
 /**
  * Deletes the rows of `table` matching `where` in chunks of DELETE_CHUNK, one statement per chunk,
@@ -57,7 +57,6 @@ export async function expiredCleanup(deps: Ports, run: Runner, budget: Budget): 
   await sweep('captchas', 'captchas', sql`expires_at <= ${now}`);
   await sweep('sessions', 'sessions', sql`expires_at <= ${now} OR revoked_at <= ${dayAgo}`);
   await sweep('rateLimits', 'rate_limits', sql`window_start <= ${dayAgo} AND (locked_until IS NULL OR locked_until <= ${now})`);
-  await sweep('mfaChallenges', 'mfa_challenges', sql`expires_at <= ${now}`);
   return result;
 }
 

@@ -182,6 +182,8 @@ export async function passkeyOptions(deps: Ports, run: Runner) {
   const now = isoNow(deps.clock);
   await run.write(
     resultsOf([
+      // Expired options of this user go (no sweep needed for the table).
+      qb.deleteFrom('mfa_challenges').where('user_id', '=', auth.userId).where('expires_at', '<=', now).compile(),
       qb
         .insertInto('mfa_challenges')
         .values({
