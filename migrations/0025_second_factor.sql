@@ -9,8 +9,9 @@ ALTER TABLE roles ADD COLUMN mfa_required INTEGER NOT NULL DEFAULT 0 CHECK (mfa_
 CREATE TRIGGER roles_version_mfa AFTER UPDATE OF mfa_required ON roles BEGIN UPDATE cache_versions SET n = n + 1 WHERE name = 'menus'; END;
 
 -- Whether the user has an active factor (a confirmed TOTP or a passkey): read by the per-request
--- auth statement, so it is a column of the user's row, kept by the triggers below (never written
--- by the app).
+-- auth statement, so it is a column of the user's row, set in the same batch as every change of the
+-- user's factors (src/modules/mfa/factors.ts, mfaStateQuery). Not a trigger: a replay of rows
+-- (restore --to worker) loads it like any column, and only derived tables are trigger-written.
 ALTER TABLE users ADD COLUMN mfa_enabled INTEGER NOT NULL DEFAULT 0;
 
 -- One TOTP secret per user, sealed (AES-256-GCM under a key derived from the server secret, bound
@@ -67,22 +68,6 @@ CREATE TABLE mfa_challenges (
 ) WITHOUT ROWID;
 CREATE INDEX mfa_challenges_expires ON mfa_challenges (expires_at);
 CREATE INDEX mfa_challenges_user ON mfa_challenges (user_id);
-
--- users.mfa_enabled follows the factor tables, in the writing statement's own transaction.
-CREATE TRIGGER mfa_totp_state_insert AFTER INSERT ON mfa_totp BEGIN
-  UPDATE users SET mfa_enabled = (EXISTS (SELECT 1 FROM mfa_totp t WHERE t.user_id = NEW.user_id AND t.confirmed_at IS NOT NULL)
-    OR EXISTS (SELECT 1 FROM mfa_passkeys p WHERE p.user_id = NEW.user_id)) WHERE id = NEW.user_id; END;
-CREATE TRIGGER mfa_totp_state_update AFTER UPDATE OF confirmed_at ON mfa_totp BEGIN
-  UPDATE users SET mfa_enabled = (EXISTS (SELECT 1 FROM mfa_totp t WHERE t.user_id = NEW.user_id AND t.confirmed_at IS NOT NULL)
-    OR EXISTS (SELECT 1 FROM mfa_passkeys p WHERE p.user_id = NEW.user_id)) WHERE id = NEW.user_id; END;
-CREATE TRIGGER mfa_totp_state_delete AFTER DELETE ON mfa_totp BEGIN
-  UPDATE users SET mfa_enabled = (EXISTS (SELECT 1 FROM mfa_totp t WHERE t.user_id = OLD.user_id AND t.confirmed_at IS NOT NULL)
-    OR EXISTS (SELECT 1 FROM mfa_passkeys p WHERE p.user_id = OLD.user_id)) WHERE id = OLD.user_id; END;
-CREATE TRIGGER mfa_passkeys_state_insert AFTER INSERT ON mfa_passkeys BEGIN
-  UPDATE users SET mfa_enabled = 1 WHERE id = NEW.user_id; END;
-CREATE TRIGGER mfa_passkeys_state_delete AFTER DELETE ON mfa_passkeys BEGIN
-  UPDATE users SET mfa_enabled = (EXISTS (SELECT 1 FROM mfa_totp t WHERE t.user_id = OLD.user_id AND t.confirmed_at IS NOT NULL)
-    OR EXISTS (SELECT 1 FROM mfa_passkeys p WHERE p.user_id = OLD.user_id)) WHERE id = OLD.user_id; END;
 
 -- Which factor completed a login (NULL: a password-only login, or a failure before a factor).
 ALTER TABLE login_log ADD COLUMN factor TEXT CHECK (factor IN ('totp', 'passkey', 'recovery'));

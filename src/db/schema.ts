@@ -93,7 +93,7 @@ export interface UsersTable {
   last_login_ip: string | null;
   /** The user's organisation (NULL = none). */
   org_id: Generated<number | null>;
-  /** A confirmed TOTP or a passkey exists (kept by triggers, migration 0025; never written by the app). */
+  /** A confirmed TOTP or a passkey exists (migration 0025; set with every change of the factors, modules/mfa). */
   mfa_enabled: Generated<number>;
   version: Generated<number>;
   created_at: string;

@@ -40,6 +40,11 @@ export async function newRecoveryCodes(deps: Pick<Ports, 'keys'>, userId: number
   return { codes, statements };
 }
 
+/** users.mfa_enabled recomputed from the factor tables: the last statement of every batch that changes them. */
+export const mfaStateQuery = (userId: number) =>
+  sql`UPDATE users SET mfa_enabled = (EXISTS (SELECT 1 FROM mfa_totp st WHERE st.user_id = ${userId} AND st.confirmed_at IS NOT NULL)
+    OR EXISTS (SELECT 1 FROM mfa_passkeys sp WHERE sp.user_id = ${userId})) WHERE id = ${userId}`.compile(qb);
+
 /** What a user's factors are, for the login's `methods` and the status answer (SQL, one row per user). */
 export const factorColumns = (userRef: ReturnType<typeof sql> | string) => {
   const u = typeof userRef === 'string' ? sql.raw(userRef) : userRef;

@@ -8,6 +8,7 @@ export {
   expiresAt,
   factorColumns,
   methodsOf,
+  mfaStateQuery,
   passkeysOf,
   randomToken,
   relyingParty,

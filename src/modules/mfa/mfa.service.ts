@@ -24,6 +24,7 @@ import {
   passkeysOf,
   relyingParty,
   totpContext,
+  mfaStateQuery,
   type PasskeyRow,
 } from './factors.ts';
 import { passkeyRegistrationOptions, verifyPasskeyRegistration } from './webauthn.ts';
@@ -101,6 +102,7 @@ export async function confirmTotp(deps: Ports, run: Runner, input: { code: strin
       // The confirming code is used: it cannot log in again in its window.
       sql`UPDATE mfa_totp SET confirmed_at = ${isoNow(deps.clock)}, last_step = ${step} WHERE user_id = ${me}`.compile(qb),
       ...statements,
+      mfaStateQuery(me),
     ]),
   );
   return { recoveryCodes: codes };
@@ -158,6 +160,7 @@ export async function disableTotp(deps: Ports, run: Runner, input: { password: s
       clear,
       sql`DELETE FROM mfa_totp WHERE user_id = ${me}`.compile(qb),
       sql`DELETE FROM mfa_recovery_codes WHERE user_id = ${me} AND NOT EXISTS (SELECT 1 FROM mfa_passkeys WHERE user_id = ${me})`.compile(qb),
+      mfaStateQuery(me),
     ]),
   );
 }
@@ -251,6 +254,7 @@ export async function registerPasskey(deps: Ports, run: Runner, input: { respons
         })
         .compile(),
       ...(recovery?.statements ?? []),
+      mfaStateQuery(me),
       qb.selectFrom('mfa_passkeys').select(['id', 'name', 'created_at', 'last_used_at']).where('credential_id', '=', p.credentialId).compile(),
     ],
     errors: { unique: 'response: this passkey is already registered', messages: { stale_version: 'response: the registration options have expired or were used; ask for new ones' } },
@@ -265,6 +269,7 @@ export async function deletePasskey(run: Runner, input: { id: number }) {
   const [deleted] = await run.write(
     resultsOf([
       sql`DELETE FROM mfa_passkeys WHERE id = ${input.id} AND user_id = ${me} RETURNING id`.compile(qb),
+      mfaStateQuery(me),
       sql`DELETE FROM mfa_recovery_codes WHERE user_id = ${me} AND NOT EXISTS (SELECT 1 FROM users WHERE id = ${me} AND mfa_enabled = 1)`.compile(qb),
     ]),
   );

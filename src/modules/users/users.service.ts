@@ -432,6 +432,7 @@ export async function resetMfa(deps: Ports, run: Runner, input: { id: number }) 
         qb.deleteFrom('mfa_passkeys').where('user_id', '=', input.id).compile(),
         qb.deleteFrom('mfa_recovery_codes').where('user_id', '=', input.id).compile(),
         qb.deleteFrom('mfa_challenges').where('user_id', '=', input.id).compile(),
+        qb.updateTable('users').set({ mfa_enabled: 0 }).where('id', '=', input.id).compile(),
         revokeSessions([input.id], now),
       ],
       userErrors(ONLY_SUPER.resetMfa),
