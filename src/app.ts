@@ -27,6 +27,7 @@ import { jobLogRoutes, jobRoutes } from './modules/jobs/index.ts';
 import { loginUserRoutes } from './modules/login-user/index.ts';
 import { loginLogRoutes } from './modules/login-logs/index.ts';
 import { menuRoutes } from './modules/menus/index.ts';
+import { mfaRoutes } from './modules/mfa/index.ts';
 import { noticeRoutes } from './modules/notices/index.ts';
 import { onlineRoutes } from './modules/online/index.ts';
 import { opLogRoutes } from './modules/op-logs/index.ts';
@@ -172,6 +173,7 @@ export function createApp(deps: Deps) {
     })
     .route('/', authRoutes)
     .route('/', loginUserRoutes)
+    .route('/', mfaRoutes)
     .route('/', userRoutes)
     .route('/', roleRoutes)
     .route('/', menuRoutes)

@@ -10,6 +10,7 @@ import {
   GrantRoleRequest,
   IdsRequest,
   ResetPasswordRequest,
+  ResetMfaRequest,
   UserPage,
   UserPageRequest,
 } from './users.schemas.ts';
@@ -125,6 +126,20 @@ const resetPasswordRoute = guarded(
   { oplog: true },
 );
 
+const resetMfaRoute = guarded(
+  'sys:user:resetMfa',
+  createRoute({
+    method: 'post',
+    path: `${base}/resetMfa`,
+    tags,
+    summary: "Remove a user's second factors (TOTP, passkeys, recovery codes); revokes all of that user's sessions",
+    description: `${SUPER_RULE} Not for one's own account (400: use the own-account mfa routes).`,
+    request: { body: jsonBody(ResetMfaRequest) },
+    responses: { ...okResponse('Reset', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
 const grantRoleRoute = guarded(
   'sys:user:grantRole',
   createRoute({
@@ -215,6 +230,10 @@ export const userRoutes = createRouter()
   })
   .openapi(resetPasswordRoute, async (c) => {
     await users.resetPassword(c.get('deps'), c.get('run'), c.req.valid('json'));
+    return ok(c, null);
+  })
+  .openapi(resetMfaRoute, async (c) => {
+    await users.resetMfa(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
   .openapi(grantRoleRoute, async (c) => {
