@@ -245,6 +245,9 @@ if (import.meta.main) {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'export.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('export bench failed');
   }
+  // The users export end to end (100k users: time and peak RSS, super admin and a scoped admin).
+  if (only === 'export-users') await (await import('./export-users.ts')).run();
+  if (only === 'export-heap') await (await import('./workerd-export-heap.ts')).run();
   if (!only || only === 'files') {
     const r = spawnSync(process.execPath, [join(import.meta.dir, 'files.ts')], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('files bench failed');

@@ -27,6 +27,7 @@ import { jobLogRoutes, jobRoutes } from './modules/jobs/index.ts';
 import { loginUserRoutes } from './modules/login-user/index.ts';
 import { loginLogRoutes } from './modules/login-logs/index.ts';
 import { menuRoutes } from './modules/menus/index.ts';
+import { mfaRoutes } from './modules/mfa/index.ts';
 import { noticeRoutes } from './modules/notices/index.ts';
 import { onlineRoutes } from './modules/online/index.ts';
 import { opLogRoutes } from './modules/op-logs/index.ts';
@@ -36,6 +37,7 @@ import { roleRoutes } from './modules/roles/index.ts';
 import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
 import { buildOpenApiDocument, withServer } from './http/openapi.ts';
+import { ruoyiDialect } from './compat/ruoyi/index.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
@@ -106,7 +108,7 @@ export function createApp(deps: Deps) {
   });
   // One front middleware instead of four: each Hono middleware layer costs a promise hop on every
   // request. Order: trace id and deps → security headers → CORS (only when the browser sent an
-  // Origin) → JSON body limit (not for GET, and upload routes stream with their own limits).
+  // Origin) → JSON body limit (not for GET; uploads and the users import read with their own limits).
   const onError = errorHandler(log, (err) => deps.classifyError?.(err));
   app.use('*', async (c, next) => {
     const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
@@ -132,7 +134,7 @@ export function createApp(deps: Deps) {
       ensureSecurityHeaders(c.res.headers);
       return;
     }
-    const limited = method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload');
+    const limited = method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload') && c.req.path !== '/app/sysUser/import';
     const inner = limited ? async () => void (await jsonLimit(c, next)) : next;
     try {
       // CORS answers a preflight itself with a Response; Hono's compose would adopt it, so do we.
@@ -171,6 +173,7 @@ export function createApp(deps: Deps) {
     })
     .route('/', authRoutes)
     .route('/', loginUserRoutes)
+    .route('/', mfaRoutes)
     .route('/', userRoutes)
     .route('/', roleRoutes)
     .route('/', menuRoutes)
@@ -188,6 +191,9 @@ export function createApp(deps: Deps) {
     .route('/', noticeRoutes)
     .route('/', postRoutes)
     .route('/', apiKeyRoutes);
+
+  // The RuoYi-Vue3 dialect (docs/ruoyi.md): off unless RUOYI_API_PREFIX names where it lives.
+  if (config.RUOYI_API_PREFIX) app.route(config.RUOYI_API_PREFIX, ruoyiDialect(config.RUOYI_API_PREFIX));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

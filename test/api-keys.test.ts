@@ -169,6 +169,17 @@ for (const runtime of RUNTIMES) {
       expect(await t.row('SELECT id FROM api_keys WHERE id = ?', k.id)).toBeNull();
     });
 
+    test("the owner's role comes to require a second factor they have not enrolled: the key waits with them (403), and works once the flag is off", async () => {
+      const u = await w.caller(['sys:apiKey:add', 'sys:user:page'], 'all', null);
+      const k = await addKey(u.token, { codes: ['sys:user:page'] });
+      expect((await post('/app/sysUser/page', {}, k.secret)).status).toBe(200);
+      const role = (await t.row<{ version: number }>('SELECT version FROM roles WHERE id = ?', u.roleId))!;
+      expect((await post('/app/sysRole/edit', { id: u.roleId, version: role.version, mfaRequired: true }, admin)).status).toBe(200);
+      await unchanged(403, () => post('/app/sysUser/page', {}, k.secret), /Second factor required/);
+      expect((await post('/app/sysRole/edit', { id: u.roleId, version: role.version + 1, mfaRequired: false }, admin)).status).toBe(200);
+      expect((await post('/app/sysUser/page', {}, k.secret)).status).toBe(200);
+    });
+
     test("the key acts with its owner's data scope: narrowing the owner's scope applies on the next request", async () => {
       const far = await w.user(w.org.support);
       const u = await w.caller(['sys:apiKey:add', 'sys:user:detail'], 'all', w.org.sales);

@@ -30,16 +30,16 @@ describe('OpenAPI document', () => {
 
   test('public operations say security: [] and protected ones name bearerAuth', () => {
     const publicOps = ops.filter((o) => o.op.security.length === 0).map((o) => o.op.operationId);
-    expect(publicOps.sort()).toEqual(['auth_captcha', 'auth_login', 'health', ...publicOps.filter((id) => id.startsWith('health_'))].sort());
+    expect(publicOps.sort()).toEqual(['auth_captcha', 'auth_login', 'auth_login_passkeyOptions', 'auth_login_verify', 'health', ...publicOps.filter((id) => id.startsWith('health_'))].sort());
     for (const { path, op } of ops) if (path.startsWith('/app/')) expect(op.security).toContainEqual({ bearerAuth: [] });
   });
 
-  test('500 everywhere, 503 wherever storage is touched, 413 on every body, 507 on every write (not on pages), X-Trace-Id on every answer', () => {
+  test('500 everywhere, 503 wherever storage is touched, 413 on every body, 507 on every write (not on pages or exports), X-Trace-Id on every answer', () => {
     expect(ops.find((o) => o.op.operationId === 'auth_captcha')!.op.responses['507']).toBeDefined(); // a GET that stores its challenge
     for (const { path, method, op } of ops) {
       expect(op.responses['500']).toBeDefined();
       if (method === 'post') expect(op.responses['413']).toBeDefined();
-      if (method === 'post') expect({ path, writes: op.responses['507'] !== undefined }).toEqual({ path, writes: !path.endsWith('/page') });
+      if (method === 'post') expect({ path, writes: op.responses['507'] !== undefined }).toEqual({ path, writes: !path.endsWith('/page') && !path.endsWith('/export') });
       if (op.operationId !== 'health') expect(op.responses['503'].headers['Retry-After']).toBeDefined();
       for (const res of Object.values(op.responses) as any[]) expect(res.headers['X-Trace-Id']).toEqual({ $ref: '#/components/headers/X-Trace-Id' });
       if (op.responses['429']) expect(op.responses['429'].headers['Retry-After']).toBeDefined();
@@ -52,6 +52,9 @@ describe('OpenAPI document', () => {
     expect(Object.keys(download['200'].content)).toContain('application/octet-stream');
     expect(Object.keys(download['206'].headers).sort()).toEqual(['Accept-Ranges', 'Content-Disposition', 'Content-Range', 'ETag', 'X-Trace-Id']);
     expect(Object.keys(download['304'].headers).sort()).toEqual(['Accept-Ranges', 'ETag', 'X-Trace-Id']);
+    const exported = doc.paths['/app/sysUser/export'].post.responses;
+    expect(Object.keys(exported['200'].content).sort()).toEqual(['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'text/csv']);
+    expect(Object.keys(exported['200'].headers)).toContain('Content-Disposition');
     const preview = doc.paths['/app/sysImage/preview'].get.responses;
     expect(Object.keys(preview['200'].content).sort()).toEqual(['image/gif', 'image/jpeg', 'image/png', 'image/webp']);
   });

@@ -5,9 +5,9 @@
  */
 export const PERMISSION_CODES = [
   'sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:user:edit', 'sys:user:delete',
-  'sys:user:changeStatus', 'sys:user:resetPassword', 'sys:user:grantRole', 'sys:user:ownRole',
+  'sys:user:changeStatus', 'sys:user:resetPassword', 'sys:user:grantRole', 'sys:user:ownRole', 'sys:user:resetMfa',
   'sys:role:page', 'sys:role:list', 'sys:role:detail', 'sys:role:add', 'sys:role:edit', 'sys:role:delete',
-  'sys:role:changeStatus', 'sys:role:grantMenu', 'sys:role:ownMenu', 'sys:role:grantDataScope',
+  'sys:role:changeStatus', 'sys:role:grantMenu', 'sys:role:ownMenu', 'sys:role:grantDataScope', 'sys:role:requireMfa',
   'sys:org:tree', 'sys:org:detail', 'sys:org:add', 'sys:org:edit', 'sys:org:delete',
   'sys:menu:tree', 'sys:menu:detail', 'sys:menu:add', 'sys:menu:edit', 'sys:menu:delete',
   'sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download',
@@ -15,6 +15,7 @@ export const PERMISSION_CODES = [
   'sys:loginLog:page', 'sys:loginLog:delete', 'sys:loginLog:clear',
   'sys:opLog:page', 'sys:opLog:detail', 'sys:opLog:delete', 'sys:opLog:clear',
   'sys:online:page', 'sys:online:forceLogout',
+  'sys:monitor:server', 'sys:monitor:cache',
   'sys:backup:page', 'sys:backup:create', 'sys:backup:download', 'sys:backup:delete',
   'sys:job:page', 'sys:job:detail', 'sys:job:edit', 'sys:job:changeStatus', 'sys:job:run',
   'sys:jobLog:page', 'sys:jobLog:delete', 'sys:jobLog:clear',
@@ -26,6 +27,10 @@ export const PERMISSION_CODES = [
   'sys:post:page', 'sys:post:list', 'sys:post:detail', 'sys:post:add', 'sys:post:edit', 'sys:post:delete',
   // API keys (migration 0026): page and revoke reach other users' keys; one's own need no code.
   'sys:apiKey:page', 'sys:apiKey:add', 'sys:apiKey:revoke',
+  // Export and import (migration 0024)
+  'sys:user:export', 'sys:user:import', 'sys:role:export', 'sys:post:export', 'sys:dictType:export', 'sys:dictData:export',
+  'sys:config:export', 'sys:notice:export', 'sys:loginLog:export', 'sys:opLog:export', 'sys:online:export', 'sys:job:export',
+  'sys:jobLog:export',
 ] as const;
 
 export type PermissionCode = (typeof PERMISSION_CODES)[number];

@@ -81,12 +81,12 @@ export async function verifyToken(c: Context, given?: string): Promise<VerifiedT
  * (null: any logged-in user). Returns what to do once the request is answered (an API key's last
  * use), if anything.
  */
-async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean): Promise<(() => Promise<void>) | undefined> {
+async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean, mfaEnrolment = false): Promise<(() => Promise<void>) | undefined> {
   const token = bearerOf(c);
   if (token.startsWith(KEY_PREFIX)) return attachKey(c, code, token, replicaReads);
   const { userId, sessionId } = await verifyToken(c, token);
   const deps = c.get('deps');
-  c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now, deps), replicaReads);
+  c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now, deps, mfaEnrolment), replicaReads);
   return undefined;
 }
 
@@ -257,9 +257,9 @@ async function verdictLast(c: Context): Promise<void> {
  * answer. With `replicaReads` and read replication on, the auth row is read on the primary first
  * and the plan's reads go to the replica (docs/performance.md, "Read replicas").
  */
-export function authenticate(code: PermissionCode | null, replicaReads = false): MiddlewareHandler {
+export function authenticate(code: PermissionCode | null, replicaReads = false, mfaEnrolment = false): MiddlewareHandler {
   return async (c, next) => {
-    const after = await attachCaller(c, code, replicaReads);
+    const after = await attachCaller(c, code, replicaReads, mfaEnrolment);
     await next();
     await verdictLast(c);
     if (after) await after();
@@ -271,9 +271,9 @@ export function authenticate(code: PermissionCode | null, replicaReads = false):
  * The handler's first read or write judges the caller (a write plan is always judged first, and
  * its batch is headed by the caller's check as guards, db/runner.ts).
  */
-export function authenticateWrite(code: PermissionCode | null): MiddlewareHandler {
+export function authenticateWrite(code: PermissionCode | null, mfaEnrolment = false): MiddlewareHandler {
   return async (c, next) => {
-    const after = await attachCaller(c, code, false);
+    const after = await attachCaller(c, code, false, mfaEnrolment);
     await next();
     if (after) await after();
   };

@@ -76,7 +76,8 @@ const SHARED_ANSWERS: Record<string, string> = {
 /** The liveness probe touches no storage, so it can be neither busy nor full. */
 const NO_STORAGE = new Set(['/health']);
 /** Every page is a POST (its filters in the body) that only reads: it cannot fill storage. */
-const readsByPost = (path: string) => path.endsWith('/page');
+/** POST reads: pages, and exports (a download of a page's rows; its op-log row is a record, never the answer). */
+const readsByPost = (path: string) => path.endsWith('/page') || path.endsWith('/export');
 /** A GET that stores: with the captcha on, each challenge (and its rate-limit count) is written. */
 const WRITES_BY_GET = new Set(['/auth/captcha']);
 

@@ -9,13 +9,17 @@ import type { JobLogTable } from '../../db/schema.ts';
 import type { JobLogPageInput } from './jobs.schemas.ts';
 import { toJobLog } from './run-job.ts';
 
-/** Runs, newest first by default; createdFrom/createdTo bound their start. Job runs have no owner: no data scope. */
-export function pageJobLogs(deps: Ports, run: Runner, req: JobLogPageInput) {
-  const p = req.params;
+/** The rows a page of job runs selects for `params` (FROM and WHERE only), for anything that must select the same rows. */
+export function jobLogFilter(p: JobLogPageInput['params']) {
   let q = qb.selectFrom('job_log');
   if (p.jobId !== undefined) q = q.where('job_id', '=', p.jobId);
   if (p.status) q = q.where('status', '=', p.status);
-  q = whereCreatedBetween(q, 'started_at', p);
+  return whereCreatedBetween(q, 'started_at', p);
+}
+
+/** Runs, newest first by default; createdFrom/createdTo bound their start. Job runs have no owner: no data scope. */
+export function pageJobLogs(deps: Ports, run: Runner, req: JobLogPageInput) {
+  const q = jobLogFilter(req.params);
   const page = pageStatements(req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: q,

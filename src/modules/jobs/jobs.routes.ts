@@ -18,6 +18,10 @@ import {
   JobStatusRequest,
 } from './jobs.schemas.ts';
 import { changeJobStatus, editJob, jobDetail, pageJobs, runJobNow } from './jobs.service.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { JobLogPageParams, JobPageParams } from './jobs.schemas.ts';
+import { jobFilter } from './jobs.service.ts';
+import { jobLogFilter } from './job-log.service.ts';
 
 const tags = ['Scheduled jobs'];
 const base = '/app/sysJob';
@@ -131,14 +135,56 @@ const logClearRoute = guarded(
   { oplog: true },
 );
 
+const exportJobsRoute = exportRoute('sys:job:export', base, tags, 'jobs', exportRequestSchema('JobExportRequest', JobPageParams));
+const exportJobLogRoute = exportRoute('sys:jobLog:export', '/app/sysJobLog', tags, 'job runs', exportRequestSchema('JobLogExportRequest', JobLogPageParams));
+
 export const jobRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageJobs(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await jobDetail(c.get('deps'), c.get('run'), c.req.valid('query').id)))
   .openapi(editRoute, async (c) => ok(c, await editJob(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(statusRoute, async (c) => ok(c, await changeJobStatus(c.get('deps'), c.get('run'), c.req.valid('json'))))
-  .openapi(runRoute, async (c) => ok(c, await runJobNow(c.get('deps'), c.get('run'), c.req.valid('json').id)));
+  .openapi(runRoute, async (c) => ok(c, await runJobNow(c.get('deps'), c.get('run'), c.req.valid('json').id)))
+  .openapi(exportJobsRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'jobs',
+      rows: jobFilter(params),
+      select: (q) => q.selectAll('jobs'),
+      keys: ['jobs.id'],
+      columns: [
+        { header: 'ID', value: (r) => r.id },
+        { header: 'Name', value: (r) => r.name },
+        { header: 'Handler', value: (r) => r.handler },
+        { header: 'Cron', value: (r) => r.cron },
+        { header: 'Status', value: (r) => r.status, dict: 'sys_job_status' },
+        { header: 'Misfire policy', value: (r) => r.misfire_policy },
+        { header: 'Concurrent', value: (r) => (r.concurrent === 1 ? 'true' : 'false'), dict: 'sys_yes_no' },
+        { header: 'Last run at', value: (r) => when(r.last_run_at) },
+        { header: 'Next run at', value: (r) => when(r.next_run_at) },
+      ],
+    }, format)) as never;
+  });
 
 export const jobLogRoutes = createRouter()
   .openapi(logPageRoute, async (c) => ok(c, await pageJobLogs(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(logDeleteRoute, async (c) => ok(c, { deleted: await deleteJobLogs(c.get('run'), c.req.valid('json').ids) }))
-  .openapi(logClearRoute, async (c) => ok(c, { deleted: await clearJobLogs(c.get('run')) }));
+  .openapi(logClearRoute, async (c) => ok(c, { deleted: await clearJobLogs(c.get('run')) }))
+  .openapi(exportJobLogRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'job-log',
+      rows: jobLogFilter(params),
+      select: (q) => q.selectAll('job_log'),
+      keys: ['job_log.id'],
+      columns: [
+        { header: 'ID', value: (r) => r.id },
+        { header: 'Job ID', value: (r) => r.job_id },
+        { header: 'Job name', value: (r) => r.job_name },
+        { header: 'Status', value: (r) => r.status, dict: 'sys_common_status' },
+        { header: 'Message', value: (r) => r.message },
+        { header: 'Started at', value: (r) => when(r.started_at) },
+        { header: 'Finished at', value: (r) => when(r.finished_at) },
+        { header: 'Duration (ms)', value: (r) => r.duration_ms },
+      ],
+    }, format)) as never;
+  });

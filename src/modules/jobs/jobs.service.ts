@@ -40,14 +40,19 @@ export function toJob(r: JobRow, now: number, handlers: JobHandlers = JOB_HANDLE
   };
 }
 
-export function pageJobs(deps: Ports, run: Runner, req: JobPageInput) {
-  const p = req.params;
+/** The rows a page of jobs selects for `params` (FROM and WHERE only), for anything that must select the same rows. */
+export function jobFilter(p: JobPageInput['params']) {
   let q = qb.selectFrom('jobs');
   if (p.name !== undefined) {
     const like = containsPattern(p.name);
     q = q.where(sql<boolean>`(name LIKE ${like} ESCAPE '\\' OR handler LIKE ${like} ESCAPE '\\')`);
   }
   if (p.status) q = q.where('status', '=', p.status);
+  return q;
+}
+
+export function pageJobs(deps: Ports, run: Runner, req: JobPageInput) {
+  const q = jobFilter(req.params);
   const now = deps.clock.now();
   const page = pageStatements(req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,

@@ -10,7 +10,7 @@ import { rowOfUserInScope } from '../../access/data-scope.ts';
 import { byUserColumn, scopeCondition, scopedPage } from '../../access/scoped-page.ts';
 
 const COLUMNS = [
-  'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
+  'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at', 'factor',
 ] as const;
 
 const SORT = { createdAt: 'created_at', loginName: sql`login_name COLLATE NOCASE`, ip: 'ip', status: 'status' };
@@ -29,6 +29,25 @@ async function isBroad(run: Runner, column: 'login_name' | 'ip', text: string, n
   );
   return Number(row?.n ?? 0) >= BROAD;
 }
+
+/**
+ * The rows a page of the login log selects for `params` (FROM and WHERE), for anything that must
+ * select the same rows; the page's options: the prefixes `unindexed`, or left out (`prefixes`
+ * false), and its data scope (last).
+ */
+export function loginLogFilter(p: LoginLogPageInput['params'], o: { unindexed?: boolean; scope?: RawBuilder<boolean> | undefined; prefixes?: boolean } = {}) {
+  let q = qb.selectFrom('login_log');
+  if (o.prefixes !== false) {
+    q = whereStartsWith(q, 'login_name', p.loginName, { nocase: true, unindexed: o.unindexed });
+    q = whereStartsWith(q, 'ip', p.ip, { unindexed: o.unindexed });
+  }
+  if (p.status) q = q.where('status', '=', p.status);
+  if (o.scope) q = q.where(o.scope);
+  return whereCreatedBetween(q, 'created_at', p);
+}
+
+/** The login log's data scope: the user logging in (rows with no known user only under scope `all`). */
+export const LOGIN_LOG_SCOPE = byUserColumn(sql.ref('login_log.user_id'));
 
 /**
  * Name and address filters match by prefix, as index ranges on (login_name NOCASE, created_at) and
@@ -54,13 +73,8 @@ export async function pageLoginLogs(deps: Ports, run: Runner, req: LoginLogPageI
     walkTime = true;
     for (const [column, text, nocase] of given) if (!(await isBroad(run, column, text!, nocase))) walkTime = false;
   }
-  const build = (unindexed: boolean, scope: RawBuilder<boolean> | undefined, only: readonly (typeof prefixes)[number][] = prefixes) => {
-    let q = qb.selectFrom('login_log');
-    for (const [column, text, nocase] of only) q = whereStartsWith(q, column, text, { nocase, unindexed });
-    if (p.status) q = q.where('status', '=', p.status);
-    if (scope) q = q.where(scope);
-    return whereCreatedBetween(q, 'created_at', p);
-  };
+  const build = (unindexed: boolean, scope: RawBuilder<boolean> | undefined, only: readonly (typeof prefixes)[number][] = prefixes) =>
+    loginLogFilter(p, { unindexed, scope, prefixes: only.length > 0 });
   const options = (scope: RawBuilder<boolean> | undefined) => {
     // The count tables hold every row: they answer only for scope `all` (no scope condition).
     const total = scope ? undefined : fromCountTables(p, build(false, undefined));
@@ -88,12 +102,13 @@ export async function pageLoginLogs(deps: Ports, run: Runner, req: LoginLogPageI
       country: r.country as string | null,
       city: r.city as string | null,
       traceId: r.trace_id as string,
+      factor: (r.factor ?? null) as 'totp' | 'passkey' | 'recovery' | null,
       createdAt: r.created_at as string,
     }),
     };
   };
   // Rows concern the user logging in; rows with no known user only under scope `all`.
-  return (await scopedPage(run, req, options, byUserColumn(sql.ref('login_log.user_id')))).page;
+  return (await scopedPage(run, req, options, LOGIN_LOG_SCOPE)).page;
 }
 
 /**

@@ -16,6 +16,9 @@ import {
   NoticePageRequest,
   NoticeSchema,
 } from './notices.schemas.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { NoticePageParams } from './notices.schemas.ts';
+import { noticeFilter, NOTICE_SCOPE } from './notices.service.ts';
 
 const tags = ['Notices'];
 const base = '/app/sysNotice';
@@ -86,16 +89,18 @@ const markReadRoute = guarded(
 );
 
 /** The op log keeps no raw HTML (it would be stored as sent): the content's length stands for it. */
-function auditParams<B extends { content?: string | undefined }>(c: Context, body: B): B {
+export function noticeAuditParams<B extends { content?: string | undefined }>(c: Context, body: B): B {
   c.set('opParams', body.content === undefined ? body : { ...body, content: `<${body.content.length} characters of HTML>` });
   return body;
 }
 
+const exportNoticesRoute = exportRoute('sys:notice:export', base, tags, 'notices', exportRequestSchema('NoticeExportRequest', NoticePageParams));
+
 export const noticeRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageNotices(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await noticeDetail(c.get('run'), c.req.valid('query').id)))
-  .openapi(addRoute, async (c) => ok(c, await addNotice(c.get('deps'), c.get('run'), auditParams(c, c.req.valid('json')))))
-  .openapi(editRoute, async (c) => ok(c, await editNotice(c.get('deps'), c.get('run'), auditParams(c, c.req.valid('json')))))
+  .openapi(addRoute, async (c) => ok(c, await addNotice(c.get('deps'), c.get('run'), noticeAuditParams(c, c.req.valid('json')))))
+  .openapi(editRoute, async (c) => ok(c, await editNotice(c.get('deps'), c.get('run'), noticeAuditParams(c, c.req.valid('json')))))
   .openapi(deleteRoute, async (c) => {
     await deleteNotices(c.get('run'), c.req.valid('json').ids);
     return ok(c, null);
@@ -104,4 +109,24 @@ export const noticeRoutes = createRouter()
   .openapi(markReadRoute, async (c) => {
     await markNoticesRead(c.get('deps'), c.get('run'), c.req.valid('json').ids);
     return ok(c, null);
+  })
+  .openapi(exportNoticesRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'notices',
+      rows: noticeFilter(params),
+      scope: NOTICE_SCOPE,
+      select: (q) => q.selectAll('notices'),
+      keys: ['notices.id'],
+      columns: [
+        { header: 'ID', value: (r) => r.id },
+        { header: 'Title', value: (r) => r.title },
+        { header: 'Type', value: (r) => r.type, dict: 'sys_notice_type' },
+        { header: 'Status', value: (r) => r.status, dict: 'sys_notice_status' },
+        { header: 'Content (HTML)', value: (r) => r.content },
+        { header: 'Created by', value: (r) => r.created_by_name },
+        { header: 'Created at', value: (r) => when(r.created_at) },
+        { header: 'Updated at', value: (r) => when(r.updated_at) },
+      ],
+    }, format)) as never;
   });

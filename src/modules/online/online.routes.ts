@@ -4,6 +4,9 @@ import { createRouter, jsonBody } from '../../http/router.ts';
 import { ForceLogoutRequest, OnlinePage, OnlinePageRequest } from './online.schemas.ts';
 import { forceLogout, pageOnline } from './online.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { OnlinePageParams } from './online.schemas.ts';
+import { ONLINE_SCOPE, onlineFilter } from './online.service.ts';
 
 const tags = ['Online users'];
 
@@ -36,9 +39,32 @@ const forceLogoutRoute = guarded(
   { oplog: true },
 );
 
+const exportOnlineRoute = exportRoute('sys:online:export', '/app/sysOnlineUser', tags, 'online sessions', exportRequestSchema('OnlineExportRequest', OnlinePageParams));
+
 export const onlineRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageOnline(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(forceLogoutRoute, async (c) => {
     const revoked = await forceLogout(c.get('deps'), c.get('run'), c.req.valid('json').sessionIds);
     return ok(c, { revoked });
+  })
+  .openapi(exportOnlineRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'online-users',
+      rows: onlineFilter(c.get('deps'), params),
+      scope: ONLINE_SCOPE,
+      select: (q) => q.select(['s.id', 's.user_id', 'u.login_name', 's.ip', 's.user_agent', 's.browser', 's.os', 's.login_at', 's.expires_at']),
+      keys: ['s.login_at', 's.id'],
+      columns: [
+        { header: 'Session ID', value: (r) => r.id },
+        { header: 'User ID', value: (r) => r.user_id },
+        { header: 'Login name', value: (r) => r.login_name },
+        { header: 'IP', value: (r) => r.ip },
+        { header: 'Browser', value: (r) => r.browser },
+        { header: 'OS', value: (r) => r.os },
+        { header: 'User agent', value: (r) => r.user_agent },
+        { header: 'Login at', value: (r) => when(r.login_at) },
+        { header: 'Expires at', value: (r) => when(r.expires_at) },
+      ],
+    }, format)) as never;
   });

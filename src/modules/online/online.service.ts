@@ -13,17 +13,25 @@ import { userInScope } from '../../access/data-scope.ts';
 
 const SORT = { loginAt: 's.login_at', expiresAt: 's.expires_at', loginName: sql`u.login_name COLLATE NOCASE`, ip: 's.ip' };
 
+/** The page's data scope: the session's user. */
+export const ONLINE_SCOPE = byUserRow(sql.ref('u.org_id'), sql.ref('u.id'));
+
+/** The live sessions (not revoked, not expired) a page selects for `params`, before data scope (FROM and WHERE only). */
+export function onlineFilter(deps: Ports, p: OnlinePageInput['params']) {
+  let q = qb
+    .selectFrom('sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .where('s.revoked_at', 'is', null)
+    .where('s.expires_at', '>', isoNow(deps.clock));
+  q = whereContains(q, 'u.login_name', p.loginName);
+  return whereContains(q, 's.ip', p.ip);
+}
+
 /** Live sessions only (not revoked, not expired) of users in the caller's data scope, with their login name. */
 export async function pageOnline(deps: Ports, run: Runner, req: OnlinePageInput) {
   const options = (scope: RawBuilder<boolean> | undefined) => {
-    let filtered = qb
-      .selectFrom('sessions as s')
-      .innerJoin('users as u', 'u.id', 's.user_id')
-      .where('s.revoked_at', 'is', null)
-      .where('s.expires_at', '>', isoNow(deps.clock));
+    let filtered = onlineFilter(deps, req.params);
     if (scope) filtered = filtered.where(scope);
-    filtered = whereContains(filtered, 'u.login_name', req.params.loginName);
-    filtered = whereContains(filtered, 's.ip', req.params.ip);
     return {
       maxPageSize: deps.config.PAGE_SIZE_MAX,
       filtered,
@@ -45,7 +53,7 @@ export async function pageOnline(deps: Ports, run: Runner, req: OnlinePageInput)
       }),
     };
   };
-  return (await scopedPage(run, req, options, byUserRow(sql.ref('u.org_id'), sql.ref('u.id')))).page;
+  return (await scopedPage(run, req, options, ONLINE_SCOPE)).page;
 }
 
 /**

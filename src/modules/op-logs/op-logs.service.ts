@@ -12,7 +12,7 @@ import { rowOfUserInScope } from '../../access/data-scope.ts';
 import { byUserColumn, scopeCondition, scopedPage } from '../../access/scoped-page.ts';
 
 /** Rows concern their operator; rows with no known operator only under scope `all`. */
-const OP_SCOPE = byUserColumn(sql.ref('op_log.operator_id'));
+export const OP_SCOPE = byUserColumn(sql.ref('op_log.operator_id'));
 
 const SORT = {
   createdAt: 'created_at',
@@ -59,6 +59,22 @@ async function isBroadName(run: Runner, text: string) {
   return Number(row?.n ?? 0) >= BROAD;
 }
 
+/**
+ * The rows a page of the op log selects for `params` (FROM and WHERE), for anything that must select
+ * the same rows; the page's options: the name prefix `unindexed`, or left out (`named` false), and
+ * its data scope.
+ */
+export function opLogFilter(p: OpLogPageInput['params'], o: { unindexed?: boolean; named?: boolean; scope?: RawBuilder<boolean> | undefined } = {}) {
+  let q = qb.selectFrom('op_log');
+  if (p.module) q = q.where('module', '=', p.module);
+  if (p.action) q = q.where('action', '=', p.action);
+  if (o.named !== false) q = whereStartsWith(q, 'operator_name', p.operatorName, { nocase: true, unindexed: o.unindexed });
+  if (p.status !== undefined) q = q.where('status', '=', p.status);
+  // The scope last: an AND chain nests leftwards, and D1 refuses expressions deeper than 100.
+  if (o.scope) q = q.where(o.scope);
+  return whereCreatedBetween(q, 'created_at', p);
+}
+
 export async function pageOpLogs(deps: Ports, run: Runner, req: OpLogPageInput) {
   const p = req.params;
   // A name prefix, newest first, as the login log does: one statement that walks created_at and
@@ -70,16 +86,7 @@ export async function pageOpLogs(deps: Ports, run: Runner, req: OpLogPageInput) 
   const walkTime = seek || (named && (await isBroadName(run, p.operatorName!)));
   const options = (scope: RawBuilder<boolean> | undefined) => {
     /** `named` false: without the name prefix (the probe's sort walk). */
-    const build = (unindexed: boolean, named = true) => {
-      let q = qb.selectFrom('op_log');
-      if (p.module) q = q.where('module', '=', p.module);
-      if (p.action) q = q.where('action', '=', p.action);
-      if (named) q = whereStartsWith(q, 'operator_name', p.operatorName, { nocase: true, unindexed });
-      if (p.status !== undefined) q = q.where('status', '=', p.status);
-      // The scope last: an AND chain nests leftwards, and D1 refuses expressions deeper than 100.
-      if (scope) q = q.where(scope);
-      return whereCreatedBetween(q, 'created_at', p);
-    };
+    const build = (unindexed: boolean, named = true) => opLogFilter(p, { unindexed, named, scope });
     // The count tables hold every row: they answer only for scope `all` (no scope condition).
     const total = scope ? undefined : fromCountTables(p, build(false));
     return {

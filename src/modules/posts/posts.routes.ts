@@ -4,7 +4,9 @@ import { guarded } from '../../http/guard.ts';
 import { ok, okResponse } from '../../http/respond.ts';
 import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { addPost, deletePosts, editPost, listPosts, pagePosts, postDetail } from './posts.service.ts';
-import { PostAddRequest, PostEditRequest, PostIdsRequest, PostPage, PostPageRequest, PostSchema } from './posts.schemas.ts';
+import { PostAddRequest, PostEditRequest, PostIdsRequest, PostPage, PostPageParams, PostPageRequest, PostSchema } from './posts.schemas.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { postFilter } from './posts.service.ts';
 
 const tags = ['Posts'];
 const base = '/app/sysPost';
@@ -53,6 +55,9 @@ const deleteRoute = guarded(
   { oplog: true },
 );
 
+const exportRequest = exportRequestSchema('PostExportRequest', PostPageParams);
+const exportPostsRoute = exportRoute('sys:post:export', base, tags, 'posts', exportRequest);
+
 export const postRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pagePosts(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(listRoute, async (c) => ok(c, await listPosts(c.get('run'))))
@@ -62,4 +67,22 @@ export const postRoutes = createRouter()
   .openapi(deleteRoute, async (c) => {
     await deletePosts(c.get('run'), c.req.valid('json').ids);
     return ok(c, null);
+  })
+  .openapi(exportPostsRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'posts',
+      rows: postFilter(params),
+      select: (q) => q.selectAll('posts'),
+      keys: ['posts.id'],
+      columns: [
+        { header: 'ID', value: (r) => r.id },
+        { header: 'Code', value: (r) => r.code },
+        { header: 'Name', value: (r) => r.name },
+        { header: 'Sort', value: (r) => r.sort },
+        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+        { header: 'Remark', value: (r) => r.remark },
+        { header: 'Created at', value: (r) => when(r.created_at) },
+      ],
+    }, format)) as never;
   });

@@ -7,6 +7,8 @@ import { RoleSchema } from './role.model.ts';
 import { AddRoleRequest, EditRoleRequest, GrantDataScopeRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas.ts';
 import * as roles from './roles.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { RolePageParams } from './roles.schemas.ts';
 
 const tags = ['Roles'];
 const IdsRequest = idsRequest('RoleIdsRequest');
@@ -150,6 +152,8 @@ const ownMenuRoute = guarded(
   }),
 );
 
+const exportRolesRoute = exportRoute('sys:role:export', base, tags, 'roles', exportRequestSchema('RoleExportRequest', RolePageParams));
+
 export const roleRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await roles.pageRoles(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(listRoute, async (c) => ok(c, await roles.listRoles(c.get('run'))))
@@ -172,4 +176,23 @@ export const roleRoutes = createRouter()
     await roles.grantDataScope(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
-  .openapi(ownMenuRoute, async (c) => ok(c, await roles.ownMenus(c.get('run'), c.req.valid('query').id)));
+  .openapi(ownMenuRoute, async (c) => ok(c, await roles.ownMenus(c.get('run'), c.req.valid('query').id)))
+  .openapi(exportRolesRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'roles',
+      rows: roles.roleFilter(params),
+      select: (q) => q.selectAll('roles'),
+      keys: ['roles.id'],
+      columns: [
+        { header: 'ID', value: (r) => r.id },
+        { header: 'Name', value: (r) => r.name },
+        { header: 'Code', value: (r) => r.code },
+        { header: 'Sort', value: (r) => r.sort },
+        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+        { header: 'Data scope', value: (r) => r.data_scope, dict: 'sys_data_scope' },
+        { header: 'Remark', value: (r) => r.remark },
+        { header: 'Created at', value: (r) => when(r.created_at) },
+      ],
+    }, format)) as never;
+  });

@@ -4,3 +4,6 @@ export { userRoutes } from './users.routes.ts';
 export { bootstrapAdmin, generatePassword } from './bootstrap.ts';
 export { toUser, UserSchema, selfProfileFields, USER_SELECT, USER_FROM, type PublicUserRow, type User } from './user.model.ts';
 export { FIND_USER_SQL, userRowQuery, userByLoginNameQuery } from './users.repo.ts';
+// The services and request schemas, for the RuoYi dialect (src/compat/ruoyi): the same rules, another shape.
+export { addUser, changeUserStatus, deleteUsers, editUser, grantRoles, ownRoles, pageUsers, resetPassword, userDetail } from './users.service.ts';
+export { AddUserRequest, EditUserRequest, ResetPasswordRequest, UserPageRequest } from './users.schemas.ts';

@@ -168,6 +168,34 @@ const HINTS_MAX = 10_000;
 const hintsOf = (deps: Ports) => perApp(deps.config, PLAN_HINTS, () => new Map<number, Plan>());
 
 /**
+ * The rows a page of users selects for `params` before data scope (the WHERE added to `q`), for
+ * anything that must select the same rows (the page, the export). `search` false: without the
+ * part-of search of the nick name (PageOptions.matchFirst).
+ */
+export function userFilter(p: UserPageInput['params'], q: Query = qb.selectFrom('users'), search = true): Query {
+  if (p.orgId !== undefined) q = q.where('users.org_id', 'in', orgAndBelow(p.orgId));
+  // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
+  // the nick name is free text and matches anywhere.
+  q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
+  if (search) q = whereContains(q, 'users.nick_name', p.nickName);
+  q = whereStartsWith(q, 'users.phone', p.phone);
+  if (p.status) q = q.where('users.status', '=', p.status);
+  const postId = p.postId;
+  if (postId !== undefined) {
+    q = q.where((eb) =>
+      eb.exists(eb.selectFrom('user_post').select('user_post.user_id').whereRef('user_post.user_id', '=', 'users.id').where('user_post.post_id', '=', postId)),
+    );
+  }
+  const roleId = p.roleId;
+  if (roleId !== undefined) {
+    q = q.where((eb) =>
+      eb.exists(eb.selectFrom('user_role').select('user_role.user_id').whereRef('user_role.user_id', '=', 'users.id').where('user_role.role_id', '=', roleId)),
+    );
+  }
+  return whereCreatedBetween(q, 'users.created_at', p);
+}
+
+/**
  * A page of the users in the caller's data scope. `orgId` means that organisation and everything
  * below it (one closure-table range). A page filtered by organisations only (the scope's, `orgId`'s)
  * is counted from org_user_counts (see orgsPage); otherwise the scope is read once and bound as a
@@ -180,26 +208,7 @@ export async function pageUsers(deps: Ports, run: Runner, req: UserPageInput) {
     let q: Query = qb.selectFrom('users');
     const scope = callerSees && scopeFilter(callerSees, me, sql.ref('users.org_id'), sql.ref('users.id'), { unindexed });
     if (scope) q = q.where(scope);
-    if (p.orgId !== undefined) q = q.where('users.org_id', 'in', orgAndBelow(p.orgId));
-    // Login name and phone match by prefix on their indexes (a '%…%' scan of 100k users cost ~30 ms);
-    // the nick name is free text and matches anywhere.
-    q = whereStartsWith(q, 'users.login_name', p.loginName, { nocase: true });
-    if (search) q = whereContains(q, 'users.nick_name', p.nickName);
-    q = whereStartsWith(q, 'users.phone', p.phone);
-    if (p.status) q = q.where('users.status', '=', p.status);
-    const postId = p.postId;
-    if (postId !== undefined) {
-      q = q.where((eb) =>
-        eb.exists(eb.selectFrom('user_post').select('user_post.user_id').whereRef('user_post.user_id', '=', 'users.id').where('user_post.post_id', '=', postId)),
-      );
-    }
-    const roleId = p.roleId;
-    if (roleId !== undefined) {
-      q = q.where((eb) =>
-        eb.exists(eb.selectFrom('user_role').select('user_role.user_id').whereRef('user_role.user_id', '=', 'users.id').where('user_role.role_id', '=', roleId)),
-      );
-    }
-    return whereCreatedBetween(q, 'users.created_at', p);
+    return userFilter(p, q, search);
   };
   const options: PageOptionsOf = (filteredRows, countedRows, unsearched) => ({
     maxPageSize: deps.config.PAGE_SIZE_MAX,

@@ -10,11 +10,19 @@ import {
   GrantRoleRequest,
   IdsRequest,
   ResetPasswordRequest,
+  ResetMfaRequest,
   UserPage,
   UserPageRequest,
 } from './users.schemas.ts';
 import * as users from './users.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { UserPageParams } from './users.schemas.ts';
+import { csvStream } from '../../core/csv.ts';
+import { xlsxStream } from '../../core/xlsx-write.ts';
+import { downloadHeaders, XLSX_TYPE } from '../export/index.ts';
+import { readImportForm } from './import-form.ts';
+import { IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, ImportResultSchema, importTemplateHeader, importUsers } from './users.import.ts';
 
 const tags = ['Users'];
 const base = '/app/sysUser';
@@ -118,6 +126,20 @@ const resetPasswordRoute = guarded(
   { oplog: true },
 );
 
+const resetMfaRoute = guarded(
+  'sys:user:resetMfa',
+  createRoute({
+    method: 'post',
+    path: `${base}/resetMfa`,
+    tags,
+    summary: "Remove a user's second factors (TOTP, passkeys, recovery codes); revokes all of that user's sessions",
+    description: `${SUPER_RULE} Not for one's own account (400: use the own-account mfa routes).`,
+    request: { body: jsonBody(ResetMfaRequest) },
+    responses: { ...okResponse('Reset', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
 const grantRoleRoute = guarded(
   'sys:user:grantRole',
   createRoute({
@@ -144,6 +166,55 @@ const ownRoleRoute = guarded(
   }),
 );
 
+const exportUsersRoute = exportRoute('sys:user:export', base, tags, 'users', exportRequestSchema('UserExportRequest', UserPageParams));
+
+const binary = z.string().openapi({ type: 'string', format: 'binary' });
+const importTemplateRoute = guarded(
+  'sys:user:import',
+  createRoute({
+    method: 'get',
+    path: `${base}/importTemplate`,
+    tags,
+    summary: 'The import template: the header row sysUser/import reads (XLSX or CSV)',
+    request: { query: z.strictObject({ format: z.enum(['xlsx', 'csv']).default('xlsx').openapi({ param: { name: 'format', in: 'query' } }) }) },
+    responses: { 200: { description: 'The template (not an envelope)', content: { [XLSX_TYPE]: { schema: binary }, 'text/csv': { schema: binary } } } },
+  }),
+);
+const importRoute = guarded(
+  'sys:user:import',
+  createRoute({
+    method: 'post',
+    path: `${base}/import`,
+    tags,
+    summary: 'Import users from an XLSX or CSV file, all or nothing (dryRun: only the per-row check)',
+    description:
+      `multipart/form-data: \`file\` (the template's columns; at most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB or MAX_UPLOAD_BYTES if lower, and ${IMPORT_MAX_ROWS} rows), \`updateSupport\` ` +
+      '(true: rows whose login name exists update that user; false: they are errors), `dryRun` (true: check only). Every row under the rules of ' +
+      'add/edit, data scope and containment included; any error writes nothing and is listed with its row and column. New users get the ' +
+      'initial password of sys.user.initPassword (400 while it is empty). ' + SUPER_RULE,
+    request: {
+      body: {
+        required: true,
+        content: {
+          'multipart/form-data': {
+            schema: {
+              type: 'object',
+              required: ['file'],
+              properties: {
+                file: { type: 'string', format: 'binary' },
+                updateSupport: { type: 'string', enum: ['true', 'false'], default: 'false' },
+                dryRun: { type: 'string', enum: ['true', 'false'], default: 'false' },
+              },
+            },
+          },
+        },
+      } as never,
+    },
+    responses: { ...okResponse('What was (or, a dry run, would be) created and updated, and every row refused', ImportResultSchema), 413: errorResponse('The file is over its size limit') },
+  }),
+  { oplog: true },
+);
+
 export const userRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await users.pageUsers(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await users.userDetail(c.get('run'), c.req.valid('query').id)))
@@ -161,8 +232,51 @@ export const userRoutes = createRouter()
     await users.resetPassword(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
+  .openapi(resetMfaRoute, async (c) => {
+    await users.resetMfa(c.get('deps'), c.get('run'), c.req.valid('json'));
+    return ok(c, null);
+  })
   .openapi(grantRoleRoute, async (c) => {
     await users.grantRoles(c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
-  .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.get('run'), c.req.valid('query').id)));
+  .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.get('run'), c.req.valid('query').id)))
+  .openapi(importTemplateRoute, async (c) => {
+    const format = c.req.valid('query').format;
+    await c.get('run').caller(); // the verdict before the file: a refusal answers without its headers
+    const header = importTemplateHeader();
+    const none = (async function* () {})();
+    const body = format === 'csv' ? csvStream(header, none) : xlsxStream(header, none, { sheetName: 'users' });
+    return new Response(body, { status: 200, headers: downloadHeaders(`users-import-template.${format}`, format) }) as never;
+  })
+  .openapi(importRoute, async (c) => {
+    const form = await readImportForm(c.req.raw, Math.min(IMPORT_MAX_BYTES, c.get('deps').config.MAX_UPLOAD_BYTES));
+    c.set('opParams', { file: form.fileName, size: form.bytes.byteLength, updateSupport: form.updateSupport, dryRun: form.dryRun });
+    return ok(c, await importUsers(c.get('deps'), c.get('run'), form));
+  })
+  .openapi(exportUsersRoute, async (c) => {
+    const { params, format } = c.req.valid('json');
+    return (await exportAnswer(c, {
+      name: 'users',
+      rows: users.userFilter(params),
+      scope: users.USER_SCOPE,
+      select: users.exportSelect,
+      keys: ['users.id'],
+      columns: [
+        { header: 'ID', value: (r) => r.id },
+        { header: 'Login name', value: (r) => r.login_name },
+        { header: 'Nick name', value: (r) => r.nick_name },
+        { header: 'Email', value: (r) => r.email },
+        { header: 'Phone', value: (r) => r.phone },
+        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+        { header: 'Organisation', value: (r) => r.org_name },
+        { header: 'Organisation code', value: (r) => r.org_code },
+        { header: 'Roles', value: (r) => r.role_codes },
+        { header: 'Posts', value: (r) => r.post_codes },
+        { header: 'Remark', value: (r) => r.remark },
+        { header: 'Last login at', value: (r) => when(r.last_login_at) },
+        { header: 'Last login IP', value: (r) => r.last_login_ip },
+        { header: 'Created at', value: (r) => when(r.created_at) },
+      ],
+    }, format)) as never;
+  });

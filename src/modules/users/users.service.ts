@@ -1,4 +1,5 @@
-import { sql, type CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery, type SelectQueryBuilder } from 'kysely';
+import { byUserRow } from '../../access/scoped-page.ts';
 import type { Ports } from '../../core/ports.ts';
 import type { Caller } from '../../core/caller.ts';
 import { badRequest, forbidden, notFound, tooMany } from '../../core/errors.ts';
@@ -13,7 +14,7 @@ import { NAME_RULE } from '../auth/index.ts';
 import { hit, lockedFor } from '../auth/index.ts';
 import { assertMayGrantRoles, callerHolds, changedRoles, changedRolesHeldGuard, holdsGuard } from '../../access/held.ts';
 import { assertMayTouchSuperAdmin, lastSuperAdminGuard, superAdminOnly, superAdminOnlyAmong } from '../../access/super-admin.ts';
-import { toUser } from './user.model.ts';
+import { toUser, USER_COLUMNS } from './user.model.ts';
 import { userPostStatements } from './user-posts.ts';
 import { BUILT_IN, initialPassword } from '../config/index.ts';
 import { findUser, findUserInScope, userInScopeStatement, grantStatements, revokeSessions, userExistsGuard, userRowQuery } from './users.repo.ts';
@@ -22,7 +23,22 @@ import type { AddUserInput, EditUserInput } from './users.schemas.ts';
 import { selfGrantGuard, userAuthorityGuard, userScopeGuard, userStaysInScopeGuard } from '../../access/containment.ts';
 import { orgInScope, scopeAll, userInScope } from '../../access/data-scope.ts';
 
-export { pageUsers } from './users.repo.ts';
+export { pageUsers, userFilter } from './users.repo.ts';
+
+/** The users page's data scope, for anything that must select the same rows (the export). */
+export const USER_SCOPE = byUserRow(sql.ref('users.org_id'), sql.ref('users.id'));
+
+/** An export's columns of a user: the public ones, the organisation's name and code, role and post codes. */
+export const exportSelect = (q: SelectQueryBuilder<any, any, any>) =>
+  q
+    .leftJoin('orgs', 'orgs.id', 'users.org_id')
+    .select([
+      ...USER_COLUMNS.map((c) => `users.${c}` as const),
+      'orgs.name as org_name',
+      'orgs.code as org_code',
+      sql<string>`(SELECT group_concat(er.code, ',') FROM user_role eur JOIN roles er ON er.id = eur.role_id WHERE eur.user_id = users.id)`.as('role_codes'),
+      sql<string>`(SELECT group_concat(ep.code, ',') FROM user_post eup JOIN posts ep ON ep.id = eup.post_id WHERE eup.user_id = users.id)`.as('post_codes'),
+    ]);
 
 /** The user, if it exists in the caller's data scope; else 404 as if it did not exist. */
 async function requireUser(run: Runner, id: number) {
@@ -73,6 +89,7 @@ export const ONLY_SUPER = {
   delete: 'Only a super administrator can delete a user who holds the superAdmin role',
   changeStatus: 'Only a super administrator can enable or disable a user who holds the superAdmin role',
   resetPassword: "Only a super administrator can reset the password of a user who holds the superAdmin role",
+  resetMfa: "Only a super administrator can reset the second factor of a user who holds the superAdmin role",
   grantRole: 'Only a super administrator can grant or revoke the superAdmin role or change the roles of a user who holds it',
 } as const;
 
@@ -401,6 +418,40 @@ export async function resetPassword(deps: Ports, run: Runner, input: { id: numbe
         revokeSessions([input.id], now),
       ],
       userErrors(ONLY_SUPER.resetPassword),
+      checks,
+    ),
+  );
+}
+
+/**
+ * Removes every second factor of another user (TOTP, passkeys, recovery codes, challenges under
+ * way) and ends their sessions: for a user who lost their device. Scope and containment as for a
+ * password reset; a super admin's only by a super admin; not one's own account (400).
+ */
+export async function resetMfa(deps: Ports, run: Runner, input: { id: number }) {
+  if (input.id === run.userId) throw badRequest('id: you cannot reset your own second factor here; use /app/sysLoginUser/mfa/*');
+  const auth = await run.caller();
+  const touch = { userIds: [input.id] };
+  const checks = async () => {
+    await requireUser(run, input.id);
+    await assertMayTouchSuperAdmin(run, auth, touch, ONLY_SUPER.resetMfa);
+  };
+  const now = isoNow(deps.clock);
+  await run.write(
+    writeOf(
+      [
+        userExistsGuard(input.id),
+        ...userScopeGuard(auth, [input.id]),
+        ...superAdminOnly(auth, touch),
+        ...userAuthorityGuard(auth, idList([input.id])),
+        qb.deleteFrom('mfa_totp').where('user_id', '=', input.id).compile(),
+        qb.deleteFrom('mfa_passkeys').where('user_id', '=', input.id).compile(),
+        qb.deleteFrom('mfa_recovery_codes').where('user_id', '=', input.id).compile(),
+        qb.deleteFrom('mfa_challenges').where('user_id', '=', input.id).compile(),
+        qb.updateTable('users').set({ mfa_enabled: 0 }).where('id', '=', input.id).compile(),
+        revokeSessions([input.id], now),
+      ],
+      userErrors(ONLY_SUPER.resetMfa),
       checks,
     ),
   );
