@@ -1369,8 +1369,8 @@
         notice('Signed in with a recovery code: ' + left + ' recovery code' + (left === 1 ? '' : 's') + ' left.' + (left <= 3 ? ' Make new ones under My account.' : ''), left <= 3);
       }
     } catch (e) {
-      // An expired or used challenge cannot be retried: back to the password.
-      if (e.message.startsWith('challenge:') || e.status === 401 || e.status === 403) return showLogin(e.message);
+      // An expired or used challenge cannot be retried, a disabled account not at all: back to the password.
+      if (e.message.startsWith('challenge:') || e.status === 403) return showLogin(e.message);
       showError($('factor-error'), e.message);
     } finally {
       submit.disabled = $('factor-passkey').disabled = false;
