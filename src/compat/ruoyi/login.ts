@@ -17,6 +17,9 @@ export const LOGIN_LIKE = new Set(['/login', '/captchaImage', '/register', '/unl
 
 const loginClient = (c: Context) => ({ ...clientInfo(c), traceId: c.get('traceId') });
 
+export const SECOND_FACTOR_ELSEWHERE =
+  'This account logs in with a second factor, which this login page cannot ask for: use a front end that supports it (see docs/second-factor.md)';
+
 /** login, captcha, logout, getInfo, getRouters, register, unlockscreen (RuoYi's api/login.js and api/menu.js). */
 export const loginRoutes = new Hono()
   .get('/captchaImage', async (c) => {
@@ -39,6 +42,9 @@ export const loginRoutes = new Hono()
       throw err;
     }
     const result = await login(c.get('deps'), c.get('run'), parsed.data, loginClient(c));
+    // RuoYi-Vue3's login page has no second step: an account with a second factor is refused in
+    // words (its short-lived challenge simply expires), never answered with a null token.
+    if (!result.token) throw new AppError('FORBIDDEN', SECOND_FACTOR_ELSEWHERE);
     return ajax(c, { token: result.token });
   })
   .post('/logout', async (c) => {
