@@ -37,7 +37,7 @@ import { roleRoutes } from './modules/roles/index.ts';
 import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
 import { buildOpenApiDocument, withServer } from './http/openapi.ts';
-import { ruoyiDialect } from './compat/ruoyi/index.ts';
+import { RUOYI_IMPORT_PATH, ruoyiDialect } from './compat/ruoyi/index.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
@@ -110,6 +110,8 @@ export function createApp(deps: Deps) {
   // request. Order: trace id and deps → security headers → CORS (only when the browser sent an
   // Origin) → JSON body limit (not for GET; uploads and the users import read with their own limits).
   const onError = errorHandler(log, (err) => deps.classifyError?.(err));
+  // The RuoYi dialect's user import reads its multipart body under the import's limit, as ours does.
+  const ruoyiImportPath = config.RUOYI_API_PREFIX ? config.RUOYI_API_PREFIX + RUOYI_IMPORT_PATH : undefined;
   app.use('*', async (c, next) => {
     const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
     // Per request: the database calls its runner makes, counted for the Server-Timing header.
@@ -134,7 +136,8 @@ export function createApp(deps: Deps) {
       ensureSecurityHeaders(c.res.headers);
       return;
     }
-    const limited = method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload') && c.req.path !== '/app/sysUser/import';
+    const limited =
+      method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload') && c.req.path !== '/app/sysUser/import' && c.req.path !== ruoyiImportPath;
     const inner = limited ? async () => void (await jsonLimit(c, next)) : next;
     try {
       // CORS answers a preflight itself with a Response; Hono's compose would adopt it, so do we.

@@ -7,7 +7,11 @@ import { fullyCheckedKeys, topmostFullyChecked, withDescendants } from '../src/c
 import { ruoyiCode as answerCode } from '../src/compat/ruoyi/respond.ts';
 import { generatedOrgCode } from '../src/compat/ruoyi/dept.ts';
 import { ruoyiRoutes } from '../src/compat/ruoyi/routers.ts';
-import { EXPORT_PATHS } from '../src/compat/ruoyi/pending.ts';
+import { EXPORTS } from '../src/compat/ruoyi/excel.ts';
+import { readSheet } from '../src/core/xlsx-read.ts';
+import { xlsxStream } from '../src/core/xlsx-write.ts';
+import { XLSX_TYPE } from '../src/modules/export/index.ts';
+import { delegationWorld } from './support/delegation-world.ts';
 import { cronOfQuartz, quartzOf } from '../src/compat/ruoyi/job.ts';
 import { DICT_VALUES, ourDictValue, ruoyiDictValue } from '../src/compat/ruoyi/values.ts';
 import { answerHash } from '../src/modules/auth/captcha.service.ts';
@@ -586,19 +590,157 @@ for (const runtime of RUNTIMES) {
       ]);
     });
 
-    test('exports and the user import: a documented 501 in RuoYi\'s envelope until the export module lands', async () => {
-      for (const path of EXPORT_PATHS) {
-        const res = await t.request(PREFIX + path, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'pageNum=1&pageSize=10' });
-        const json = (await res.json()) as any;
-        expect([path, res.status, res.headers.get('content-type'), json.code]).toEqual([path, 200, 'application/json', 501]);
-        expect(json.msg).toMatch(/export\/import module/);
-      }
-      expect((await rc('POST', '/system/user/importTemplate', { token: admin })).json.code).toBe(501);
+    /** A RuoYi download (utils/request.js `download`): POST of the page's query params as a form. */
+    async function download(path: string, form: string, token: string | null = admin) {
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+      if (token) headers.authorization = `Bearer ${token}`;
+      const res = await t.request(PREFIX + path, { method: 'POST', headers, body: form });
+      return { res, bytes: new Uint8Array(await res.arrayBuffer()) };
+    }
+    /** A download that must be a file: an XLSX (RuoYi saves every non-JSON answer as .xlsx), read back. */
+    async function xlsx(path: string, form: string, token: string | null = admin) {
+      const { res, bytes } = await download(path, form, token);
+      const type = res.headers.get('content-type') ?? '';
+      if (res.status !== 200 || type !== XLSX_TYPE) throw new Error(`${path}: HTTP ${res.status} ${type} ${new TextDecoder().decode(bytes.slice(0, 300))}`);
+      return readSheet(bytes);
+    }
+    /** A download RuoYi must show as a message: HTTP 200, exactly application/json (its blobValidate), {code, msg}. */
+    async function refusedDownload(path: string, form: string, token: string | null = admin) {
+      const { res, bytes } = await download(path, form, token);
+      expect([path, res.status, res.headers.get('content-type')]).toEqual([path, 200, 'application/json']);
+      return JSON.parse(new TextDecoder().decode(bytes)) as { code: number; msg: string };
+    }
+    async function importFile(rows: string[][], updateSupport: '0' | '1', token = admin) {
+      const rest = rows.slice(1);
+      const bytes = new Uint8Array(await new Response(xlsxStream(rows[0]!, (async function* () { yield* rest; })())).arrayBuffer());
       const form = new FormData();
-      form.set('file', new Blob(['x'], { type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }), 'users.xlsx');
-      const imp = await t.request(`${PREFIX}/system/user/importData?updateSupport=0`, { method: 'POST', headers: { authorization: `Bearer ${admin}` }, body: form });
-      expect([imp.status, ((await imp.json()) as any).code]).toEqual([200, 501]);
-      expect((await rc('POST', '/system/user/export')).json.code).toBe(401);
+      form.set('file', new File([bytes], 'users.xlsx', { type: XLSX_TYPE }));
+      const res = await t.request(`${PREFIX}/system/user/importData?updateSupport=${updateSupport}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { code: number; msg: string };
+    }
+    const snapUsers = async () => JSON.stringify(await Promise.all(['users', 'user_role', 'user_post'].map((tb) => t.rows(`SELECT * FROM ${tb} ORDER BY 1, 2`))));
+
+    test('Excel exports: each is our XLSX of exactly the rows its list shows for the same filter (every page of them)', async () => {
+      for (const [name, status] of [['xl_a', 'enabled'], ['xl_b', 'disabled'], ['xl_c', 'disabled']] as const) {
+        await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: name, password: PASSWORD, status } });
+      }
+      await rc('POST', '/login', { body: { username: 'admin', password: 'wrong-password-2' } });
+      // Every page's export, with a filter of that page (pageNum/pageSize as RuoYi sends them, ignored).
+      const filters: Record<string, string> = {
+        '/system/user/export': 'userName=xl_&status=1',
+        '/system/role/export': 'roleKey=admin&status=0',
+        '/system/post/export': 'status=0',
+        '/system/dict/type/export': 'dictType=sys_&status=0',
+        '/system/dict/data/export': 'dictType=sys_normal_disable',
+        '/system/config/export': 'configType=Y',
+        '/monitor/logininfor/export': 'userName=admin&status=1',
+        '/monitor/operlog/export': 'businessType=1&title=sysUser',
+        '/monitor/job/export': 'status=0&jobGroup=SYSTEM',
+        '/monitor/jobLog/export': 'status=0',
+      };
+      expect(Object.keys(filters).sort()).toEqual(EXPORTS.map((e) => e.path).sort());
+      for (const [path, filter] of Object.entries(filters)) {
+        const list = (await ok('GET', `${path.replace(/export$/, 'list')}?pageNum=1&pageSize=1&${filter}`, { token: admin })).json;
+        const rows = await xlsx(path, `pageNum=1&pageSize=1&${filter}`);
+        expect(`${path}: ${rows.length - 1} rows`).toBe(`${path}: ${list.total} rows`);
+      }
+      // The rows and cells are our export's (labels through our dictionaries), newest first.
+      const users = await xlsx('/system/user/export', 'pageNum=1&pageSize=10&userName=xl_&status=1&params%5BbeginTime%5D=2000-01-01&params%5BendTime%5D=2999-12-31');
+      expect(users[0]!.slice(0, 6)).toEqual(['ID', 'Login name', 'Nick name', 'Email', 'Phone', 'Status']);
+      expect(users.slice(1).map((r) => [r[1], r[5]])).toEqual([['xl_c', '停用'], ['xl_b', '停用']]);
+      expect((await xlsx('/system/user/export', 'userName=xl_&status=0')).slice(1).map((r) => r[1])).toEqual(['xl_a']);
+      expect((await xlsx('/system/user/export', 'userName=xl_&params%5BendTime%5D=2000-01-01')).length).toBe(1);
+      expect((await xlsx('/system/config/export', 'configType=N')).slice(1).every((r) => r[4] !== undefined)).toBe(true);
+      // Refusals are RuoYi messages (HTTP 200 + JSON), not files: a value outside the table, a
+      // filter our schema refuses, a group that is not ours, no token, a missing code.
+      expect(await refusedDownload('/system/user/export', 'status=enabled')).toMatchObject({ code: 500, msg: "status: must be '0' (normal) or '1' (disabled)" });
+      expect((await refusedDownload('/monitor/logininfor/export', 'status=2')).msg).toBe("status: must be '0' (success) or '1' (failure)");
+      expect((await refusedDownload('/system/user/export', 'params%5BbeginTime%5D=yesterday')).code).toBe(500);
+      expect((await refusedDownload('/monitor/job/export', 'jobGroup=DEFAULT')).msg).toMatch(/SYSTEM/);
+      expect((await refusedDownload('/monitor/jobLog/export', 'jobName=nothing-like-it')).code).toBe(500);
+      expect((await refusedDownload('/system/user/export', 'x=1', null)).code).toBe(401);
+      const plain = await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: `xl_plain_${runtime}`, password: PASSWORD } });
+      expect(plain.status).toBe(200);
+      const plainToken = await login(`xl_plain_${runtime}`, PASSWORD);
+      expect(await refusedDownload('/system/role/export', '', plainToken)).toMatchObject({ code: 500, msg: 'Insufficient permission' });
+      // Each export is an op-log row under our module and action, with our filter.
+      const logged = await t.rows(`SELECT module, action, status, params FROM op_log WHERE path = '/ruoyi/system/user/export' ORDER BY id`);
+      expect(logged.map((r) => `${r.module}.${r.action}:${r.status}`)).toEqual(['sysUser.export:200', 'sysUser.export:200', 'sysUser.export:200', 'sysUser.export:200', 'sysUser.export:400', 'sysUser.export:400']);
+      expect(JSON.parse(logged[1]!.params)).toEqual({ params: { loginName: 'xl_', status: 'disabled', createdFrom: '2000-01-01', createdTo: '2999-12-31' }, format: 'xlsx' });
+    });
+
+    test('user import: our template, a real import (no dry run) reported in msg, a refusal escaped and changing nothing', async () => {
+      const template = await t.request(`${PREFIX}/system/user/importTemplate`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-www-form-urlencoded' } });
+      expect([template.status, template.headers.get('content-type')]).toEqual([200, XLSX_TYPE]);
+      const header = (await readSheet(new Uint8Array(await template.arrayBuffer())))[0]!;
+      expect(header[0]).toBe('Login name*');
+      // No initial password yet: a refusal of the whole file, shown by the dialog (HTML escaped).
+      const before = await snapUsers();
+      const noInit = await importFile([header, ['im_a', 'A'], ['im_b', 'B']], '0');
+      expect(noInit.code).toBe(500);
+      expect(noInit.msg).toContain('sys.user.initPassword');
+      expect(await snapUsers()).toBe(before);
+      await t.exec(`UPDATE configs SET config_value = ? WHERE config_key = 'sys.user.initPassword'`, 'Imported-Passw0rd-7');
+      // Rows with errors: every error listed (row, column, our message), user data escaped, nothing written.
+      const orgAt = header.indexOf('Organisation code');
+      const withOrg = (name: string, nick: string, email: string, org: string) => Object.assign([name, nick, email], { [orgAt]: org }).map((v) => v ?? '');
+      const bad = await importFile([header, ['im_a', 'A'], ['x', 'B'], ['im_c', 'C', 'not-an-email'], withOrg('im_d', 'D', '', '<img src=x onerror=alert(1)>')], '0');
+      expect(bad.code).toBe(500);
+      expect(bad.msg).toStartWith('很抱歉，导入失败！共 3 行数据有误');
+      expect(bad.msg).toContain('<br/>1、第 3 行「Login name」：must be 2-64 characters');
+      expect(bad.msg).toContain('<br/>2、第 4 行「Email」：');
+      expect(bad.msg).toContain("<br/>3、第 5 行「Organisation code」：no organisation has the code '&#60;img src=x onerror=alert(1)&#62;'");
+      expect(bad.msg).not.toContain('<img');
+      // A refusal of the whole file (a column we do not know) is escaped too.
+      const unknown = await importFile([[...header, '<b>Extra</b>'], ['im_a', 'A']], '0');
+      expect(unknown.code).toBe(500);
+      expect(unknown.msg).toContain('unknown column "&#60;b&#62;Extra&#60;/b&#62;"');
+      expect(await snapUsers()).toBe(before);
+      // A clean file is imported (RuoYi has no dry run).
+      const good = await importFile([header, ['im_a', 'A'], ['im_b', 'B']], '0');
+      expect(good).toEqual({ code: 200, msg: '恭喜您，数据已全部导入成功！共 2 条：新增 2 条，更新 0 条。' });
+      expect((await t.rows(`SELECT login_name FROM users WHERE login_name LIKE 'im\_%' ESCAPE '\\' ORDER BY login_name`)).map((r) => r.login_name)).toEqual(['im_a', 'im_b']);
+      // updateSupport=0: an existing name is an error; =1: it updates.
+      const again = await importFile([header, ['im_a', 'A2']], '0');
+      expect([again.code, again.msg]).toEqual([500, expect.stringContaining('第 2 行')]);
+      expect((await importFile([header, ['im_a', 'A2']], '1')).msg).toContain('更新 1 条');
+      expect((await t.row(`SELECT nick_name FROM users WHERE login_name = 'im_a'`))!.nick_name).toBe('A2');
+      // Not a workbook, and over the 1 MiB JSON limit (the import has its own): our reader's 400, as
+      // a message in the dialog (never an HTTP error status: the dialog would spin).
+      const junk = new Uint8Array(1_200_000).fill(7);
+      junk.set([0x50, 0x4b, 0x03, 0x04]);
+      const form = new FormData();
+      form.set('file', new File([junk], 'broken.xlsx'));
+      const broken = await t.request(`${PREFIX}/system/user/importData?updateSupport=0`, { method: 'POST', headers: { authorization: `Bearer ${admin}` }, body: form });
+      expect(broken.status).toBe(200);
+      expect(((await broken.json()) as any)).toMatchObject({ code: 500, msg: expect.stringMatching(/not a valid \.xlsx workbook/) });
+      const ops = await t.rows(`SELECT module, action, status FROM op_log WHERE path = '/ruoyi/system/user/importData' ORDER BY id`);
+      expect(ops.map((o) => `${o.module}.${o.action}:${o.status}`)).toEqual(['sysUser.import:400', 'sysUser.import:200', 'sysUser.import:400', 'sysUser.import:200', 'sysUser.import:200', 'sysUser.import:200', 'sysUser.import:400']);
+    });
+
+    test('a delegated admin (orgAndBelow) exports and imports inside their scope only', async () => {
+      const world = await delegationWorld(t, admin, `rx_${runtime}`);
+      const codes = ['sys:user:page', 'sys:user:export', 'sys:user:import', 'sys:user:add'];
+      const mgr = await world.caller(codes, 'orgAndBelow', world.org.sales);
+      const inSales1 = await world.user(world.org.sales1);
+      const inSupport = await world.user(world.org.support);
+      const exported = (await xlsx('/system/user/export', 'pageNum=1&pageSize=10', mgr.token)).slice(1).map((r) => r[1]);
+      expect(exported).toContain(inSales1.loginName);
+      expect(exported).toContain(mgr.loginName);
+      expect(exported).not.toContain(inSupport.loginName);
+      expect(exported).not.toContain('admin');
+      const listed = (await ok('GET', '/system/user/list?pageNum=1&pageSize=100', { token: mgr.token })).json.total;
+      expect(exported.length).toBe(listed);
+      // An import into an organisation outside their scope: refused whole, nothing written.
+      const header = ['Login name*', 'Organisation code'];
+      const before = await snapUsers();
+      const out = await importFile([header, [`rx_in_${runtime}`, `rx_${runtime}_sales1`], [`rx_out_${runtime}`, `rx_${runtime}_support`]], '0', mgr.token);
+      expect(out.code).toBe(500);
+      expect(out.msg).toMatch(/第 3 行/);
+      expect(await snapUsers()).toBe(before);
+      expect((await importFile([header, [`rx_in_${runtime}`, `rx_${runtime}_sales1`]], '0', mgr.token)).code).toBe(200);
+      expect((await t.row(`SELECT org_id FROM users WHERE login_name = ?`, `rx_in_${runtime}`))!.org_id).toBe(world.org.sales1);
     });
 
     test.skipIf(runtime !== 'd1')('round trips on D1: one per plain read, as ours; the combined RuoYi calls say what they cost', async () => {
@@ -631,6 +773,13 @@ for (const runtime of RUNTIMES) {
       const jobForm = (await ok('GET', `/monitor/job/${job.jobId}`, { token: admin })).json.data;
       trips['PUT /monitor/job'] = (await ok('PUT', '/monitor/job', { token: admin, body: { ...jobForm, misfirePolicy: '3' } })).rt;
       trips['GET /monitor/jobLog/list?jobName'] = (await ok('GET', `/monitor/jobLog/list?pageNum=1&pageSize=10&jobName=${encodeURIComponent(job.jobName)}`, { token: admin })).rt;
+      // The Excel exports: as ours (the caller, the labels and the first chunk in one), the job log's
+      // name filter one more (the job looked up by name, as its list does).
+      const rtOf = (res: Response) => Number(res.headers.get('server-timing')?.match(/desc="(\d+) rt/)?.[1] ?? NaN);
+      for (const e of EXPORTS) trips[`POST ${e.path}`] = rtOf((await download(e.path, 'pageNum=1&pageSize=10')).res);
+      trips['POST /monitor/jobLog/export?jobName'] = rtOf((await download('/monitor/jobLog/export', `jobName=${encodeURIComponent(job.jobName)}`)).res);
+      trips['POST /app/sysUser/export (ours)'] = rtOf(await t.request('/app/sysUser/export', { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: '{}' }));
+      trips['POST /system/user/importTemplate'] = rtOf(await t.request(`${PREFIX}/system/user/importTemplate`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } }));
       expect(trips).toEqual({
         '/getInfo': 1,
         '/getRouters': 1,
@@ -675,6 +824,19 @@ for (const runtime of RUNTIMES) {
         'PUT /monitor/job': 3,
         // The job by name (RuoYi's log page filters by it), then our log page.
         'GET /monitor/jobLog/list?jobName': 2,
+        'POST /system/user/export': 1,
+        'POST /system/role/export': 1,
+        'POST /system/post/export': 1,
+        'POST /system/dict/type/export': 1,
+        'POST /system/dict/data/export': 1,
+        'POST /system/config/export': 1,
+        'POST /monitor/logininfor/export': 1,
+        'POST /monitor/operlog/export': 1,
+        'POST /monitor/job/export': 1,
+        'POST /monitor/jobLog/export': 1,
+        'POST /monitor/jobLog/export?jobName': 2,
+        'POST /app/sysUser/export (ours)': 1,
+        'POST /system/user/importTemplate': 1,
       });
     });
 

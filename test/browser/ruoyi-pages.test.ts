@@ -9,12 +9,13 @@
 // dependencies from npm: minutes; later runs reuse them). Screenshots, the recorded calls and the
 // timings go to test-output/ruoyi/ (or RUOYI_OUTPUT_DIR).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
 import type { Page } from 'playwright-core';
 import { createKeys } from '../../src/core/keys.ts';
 import { answerHash } from '../../src/modules/auth/captcha.service.ts';
+import { readSheet } from '../../src/core/xlsx-read.ts';
 import { ADMIN_PASSWORD, OUTPUT_DIR, hasChromium, inChromium, launchChromium, startApi, type RunningApi } from './support.ts';
 import { RUOYI_TARBALL, changedClientFiles, fileSize, hasRuoyiTarball, openRecordedPage, startRuoyiClient, type RuoyiCall, type RuoyiClient } from './support/ruoyi-client.ts';
 
@@ -257,6 +258,13 @@ describe.skipIf(!ready)(title, () => {
     await d.toolbar('删除');
     await d.confirm('删除成功');
     expect((await d.rows()).join('\n')).not.toContain('ui_user');
+    // 导出: RuoYi's download() posts the page's filter as a form and saves our XLSX under its own name.
+    const exportStarted = Date.now();
+    const [download] = await Promise.all([page.waitForEvent('download'), d.toolbar('导出')]);
+    expect(download.suggestedFilename()).toMatch(/^user_\d+\.xlsx$/);
+    const exported = await readSheet(new Uint8Array(readFileSync((await download.path())!)));
+    expect(exported.slice(1).map((r) => r[1])).toContain('south_1');
+    timings.userExportMs = Date.now() - exportStarted;
     timings.userPageMs = Date.now() - t;
 
     // 角色管理

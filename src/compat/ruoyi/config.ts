@@ -62,11 +62,14 @@ function fields(b: Record<string, unknown>) {
 /** What the op log keeps of a RuoYi body before it is understood: never a parameter's value (it may be a secret). */
 const unreadBody = (b: Record<string, unknown>) => ({ ...b, ...(b.configValue === undefined ? {} : { configValue: '[REDACTED]' }) });
 
+/** The parameter page's filter (its list and its export). */
+export const configParams = (q: Record<string, string>) => defined({ name: text(q.configName), key: text(q.configKey), type: typeFromRuoyi(q.configType) });
+
 export const configRoutes = new Hono()
   .get('/system/config/list', ...read('sys:config:page'), async (c) => {
     const q = c.req.query();
     const { pageNo, pageSize } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
-    const req = parsed(ConfigPageRequest, { pageNo, pageSize, params: defined({ name: text(q.configName), key: text(q.configKey), type: typeFromRuoyi(q.configType) }) });
+    const req = parsed(ConfigPageRequest, { pageNo, pageSize, params: configParams(q) });
     const page = await pageConfigs(c.get('deps'), c.get('run'), req);
     return table(c, page.records.map(ruoyiConfig), page.total);
   })

@@ -121,12 +121,17 @@ const versionOf = (b: Record<string, unknown>) => {
   return b.version;
 };
 
+/** The dictionary type page's filter (its list and its export). */
+export const dictTypeParams = (q: Record<string, string>) => defined({ name: text(q.dictName), code: text(q.dictType), status: statusFilter(q.status) });
+/** The dictionary items page's filter (its list and its export). */
+export const dictDataParams = (q: Record<string, string>) => defined({ typeCode: text(q.dictType), label: text(q.dictLabel), status: statusFilter(q.status) });
+
 export const dictRoutes = new Hono()
   // ---- types ----
   .get('/system/dict/type/list', ...read('sys:dictType:page'), async (c) => {
     const q = c.req.query();
     const { pageNo, pageSize } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
-    const req = parsed(DictTypePageRequest, { pageNo, pageSize, params: defined({ name: text(q.dictName), code: text(q.dictType), status: statusFilter(q.status) }) });
+    const req = parsed(DictTypePageRequest, { pageNo, pageSize, params: dictTypeParams(q) });
     const page = await pageDictTypes(c.get('deps'), c.get('run'), req);
     return table(c, page.records.map(ruoyiDictType), page.total);
   })
@@ -176,7 +181,7 @@ export const dictRoutes = new Hono()
       pageSize,
       sortField: 'sort',
       sortOrder: 'asc',
-      params: defined({ typeCode: text(q.dictType), label: text(q.dictLabel), status: statusFilter(q.status) }),
+      params: dictDataParams(q),
     });
     const page = await pageDictData(c.get('deps'), c.get('run'), req);
     return table(c, page.records.map(ruoyiDictData), page.total);

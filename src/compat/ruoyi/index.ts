@@ -1,6 +1,6 @@
 // The RuoYi-Vue3 dialect (issue 28, docs/ruoyi.md): RuoYi's requests and answers mapped onto our
-// modules' services, mounted under RUOYI_API_PREFIX. One file per RuoYi API area; the exports and
-// the user import answer a documented 501 until our export/import module lands (pending.ts).
+// modules' services, mounted under RUOYI_API_PREFIX. One file per RuoYi API area; RuoYi's Excel
+// exports and the user import go to our export/import module (excel.ts).
 import { Hono } from 'hono';
 import { notFound } from '../../core/errors.ts';
 import { deptRoutes } from './dept.ts';
@@ -9,7 +9,7 @@ import { configRoutes } from './config.ts';
 import { noticeRoutes } from './notice.ts';
 import { postRoutes } from './post.ts';
 import { jobRoutes } from './job.ts';
-import { pendingRoutes } from './pending.ts';
+import { excelRoutes } from './excel.ts';
 import { javaOnlyRoutes } from './java-only.ts';
 import { LOGIN_LIKE, loginRoutes } from './login.ts';
 import { logRoutes } from './logs.ts';
@@ -20,6 +20,7 @@ import { roleRoutes } from './role.ts';
 import { userRoutes } from './user.ts';
 
 export { applyRuoyiMenuPreset, ruoyiMenuPresetSql } from './menu-preset.ts';
+export { RUOYI_IMPORT_PATH } from './excel.ts';
 
 /** The dialect's routes, to be mounted at `prefix` (app.ts). */
 export function ruoyiDialect(prefix: string) {
@@ -32,7 +33,7 @@ export function ruoyiDialect(prefix: string) {
     .route('/', deptRoutes)
     .route('/', logRoutes)
     .route('/', monitorRoutes)
-    .route('/', pendingRoutes)
+    .route('/', excelRoutes)
     .route('/', postRoutes)
     .route('/', dictRoutes)
     .route('/', configRoutes)

@@ -18,7 +18,7 @@ import {
 import { parsed, read, write } from './guard.ts';
 import { ajax, ajaxData, table } from './respond.ts';
 import { body } from './user.ts';
-import { defined, fromRuoyiStatus, idListOf, idOf, pageOf, ruoyiTime, statusFilter, text, toRuoyiStatus } from './values.ts';
+import { dateRangeOf, defined, dictFilter, fromRuoyiStatus, idListOf, idOf, pageOf, ruoyiTime, statusFilter, text, toRuoyiStatus } from './values.ts';
 
 /**
  * 定时任务 and 调度日志 (RuoYi's api/monitor/job.js and jobLog.js) on our jobs (modules/jobs).
@@ -116,6 +116,34 @@ export function ruoyiJobLog(l: JobLog, handler = '') {
 /** A group other than ours selects nothing. */
 const otherGroup = (g: string | undefined) => g !== undefined && g !== JOB_GROUP;
 
+/** The job page's filter (its list and its export; the group is checked apart: otherGroup). */
+export const jobParams = (q: Record<string, string>) => defined({ name: text(q.jobName), status: statusFilter(q.status) });
+
+/**
+ * The job log page's filter (its list and its export), or undefined when it selects nothing (a
+ * group not ours, a job name no job has; the caller judged all the same). RuoYi filters by the
+ * job's name (its log page looks the job up first), ours by its id: one read to find it.
+ */
+export async function jobLogParams(c: Context, q: Record<string, string>) {
+  const run = c.get('run');
+  const status = dictFilter('sys_common_status', q.status, 'status');
+  if (otherGroup(text(q.jobGroup))) {
+    await run.caller();
+    return undefined;
+  }
+  let job: Job | undefined;
+  const name = text(q.jobName);
+  if (name) {
+    const jobs = await pageJobs(c.get('deps'), run, parsed(JobPageRequest, { pageNo: 1, pageSize: 100, params: { name } }));
+    const wanted = name.trim().toLowerCase();
+    job = jobs.records.find((j) => j.name.toLowerCase() === wanted) ?? jobs.records.find((j) => j.handler.toLowerCase() === wanted);
+    if (!job) return undefined;
+  }
+  return { job, params: defined({ jobId: job?.id, status, ...dateRangeOf(q) }) };
+}
+
+export const otherJobGroup = (q: Record<string, string>) => otherGroup(text(q.jobGroup));
+
 const notOffered = (what: string) => async (c: Context) => {
   await c.get('run').caller();
   throw new AppError('NOT_IMPLEMENTED', `${what}: the jobs are the service's own periodic work, registered in its code (their schedule and status can be edited here)`);
@@ -125,7 +153,7 @@ export const jobRoutes = new Hono()
   .get('/monitor/job/list', ...read('sys:job:page'), async (c) => {
     const q = c.req.query();
     const { pageNo, pageSize } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
-    const req = parsed(JobPageRequest, { pageNo, pageSize, sortField: 'id', sortOrder: 'asc', params: defined({ name: text(q.jobName), status: statusFilter(q.status) }) });
+    const req = parsed(JobPageRequest, { pageNo, pageSize, sortField: 'id', sortOrder: 'asc', params: jobParams(q) });
     if (otherGroup(text(q.jobGroup))) {
       await c.get('run').caller();
       return table(c, [], 0);
@@ -186,23 +214,11 @@ export const jobRoutes = new Hono()
     const q = c.req.query();
     const deps = c.get('deps');
     const run = c.get('run');
-    const { pageNo, pageSize, range } = pageOf(q, deps.config.PAGE_SIZE_MAX);
-    const status = text(q.status) === undefined ? undefined : q.status === '0' ? 'success' : q.status === '1' ? 'failure' : 'bad';
-    if (status === 'bad') throw badRequest("status: must be '0' (success) or '1' (failure)");
-    if (otherGroup(text(q.jobGroup))) {
-      await run.caller();
-      return table(c, [], 0);
-    }
-    // RuoYi filters by the job's name (its log page looks the job up first), ours by its id.
-    let job: Job | undefined;
-    const name = text(q.jobName);
-    if (name) {
-      const jobs = await pageJobs(deps, run, parsed(JobPageRequest, { pageNo: 1, pageSize: 100, params: { name } }));
-      const wanted = name.trim().toLowerCase();
-      job = jobs.records.find((j) => j.name.toLowerCase() === wanted) ?? jobs.records.find((j) => j.handler.toLowerCase() === wanted);
-      if (!job) return table(c, [], 0);
-    }
-    const req = parsed(JobLogPageRequest, { pageNo, pageSize, params: defined({ jobId: job?.id, status, ...range }) });
+    const { pageNo, pageSize } = pageOf(q, deps.config.PAGE_SIZE_MAX);
+    const filter = await jobLogParams(c, q);
+    if (!filter) return table(c, [], 0);
+    const { job, params } = filter;
+    const req = parsed(JobLogPageRequest, { pageNo, pageSize, params });
     const page = await pageJobLogs(deps, run, req);
     return table(c, page.records.map((l) => ruoyiJobLog(l, job?.handler)), page.total);
   })

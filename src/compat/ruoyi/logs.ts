@@ -4,7 +4,7 @@ import { clearLoginLogs, deleteLoginLogs, LoginLogPageRequest, pageLoginLogs } f
 import { clearOpLogs, deleteOpLogs, OpLogPageRequest, pageOpLogs } from '../../modules/op-logs/index.ts';
 import { parsed, read, write } from './guard.ts';
 import { ajax, table } from './respond.ts';
-import { defined, idListOf, pageOf, ruoyiTime, sortOrderOf, text } from './values.ts';
+import { dateRangeOf, defined, dictFilter, idListOf, pageOf, ruoyiTime, sortOrderOf, text } from './values.ts';
 
 type LoginLog = Awaited<ReturnType<typeof pageLoginLogs>>['records'][number];
 type OpLog = Awaited<ReturnType<typeof pageOpLogs>>['records'][number];
@@ -67,19 +67,26 @@ function sortOf<T extends string>(map: Record<string, T>, column: string | undef
   return defined({ sortField: field, sortOrder: sortOrderOf(isAsc) });
 }
 
+/** The login log page's filter (its list and its export): status through sys_common_status. */
+export const loginLogParams = (q: Record<string, string>) =>
+  defined({ loginName: text(q.userName), ip: text(q.ipaddr), status: dictFilter('sys_common_status', q.status, 'status'), ...dateRangeOf(q) });
+
+/** The operation log page's filter (its list and its export). */
+export function opLogParams(q: Record<string, string>) {
+  if (text(q.operIp)) throw badRequest('operIp: searching the operation log by address is not supported');
+  const status = text(q.status) === undefined ? undefined : q.status === '0' ? 200 : 'bad';
+  if (status === 'bad') throw badRequest("status: only '0' (success) can be searched for here");
+  const action = text(q.businessType) === undefined ? undefined : ACTION_OF[q.businessType!];
+  if (text(q.businessType) !== undefined && !action) throw badRequest('businessType: not one this server records');
+  return defined({ module: text(q.title), action, operatorName: text(q.operName), status, ...dateRangeOf(q) });
+}
+
 export const logRoutes = new Hono()
   // 登录日志 (api/monitor/logininfor.js)
   .get('/monitor/logininfor/list', ...read('sys:loginLog:page'), async (c) => {
     const q = c.req.query();
-    const { pageNo, pageSize, range } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
-    const status = text(q.status) === undefined ? undefined : q.status === '0' ? 'success' : q.status === '1' ? 'failure' : 'bad';
-    if (status === 'bad') throw badRequest("status: must be '0' (success) or '1' (failure)");
-    const req = parsed(LoginLogPageRequest, {
-      pageNo,
-      pageSize,
-      ...sortOf(LOGIN_SORT, text(q.orderByColumn), q.isAsc),
-      params: defined({ loginName: text(q.userName), ip: text(q.ipaddr), status, ...range }),
-    });
+    const { pageNo, pageSize } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
+    const req = parsed(LoginLogPageRequest, { pageNo, pageSize, ...sortOf(LOGIN_SORT, text(q.orderByColumn), q.isAsc), params: loginLogParams(q) });
     const page = await pageLoginLogs(c.get('deps'), c.get('run'), req);
     return table(c, page.records.map(ruoyiLoginLog), page.total);
   })
@@ -100,18 +107,8 @@ export const logRoutes = new Hono()
   // 操作日志 (api/monitor/operlog.js): the detail dialog shows the listed row, so rows carry everything.
   .get('/monitor/operlog/list', ...read('sys:opLog:page'), async (c) => {
     const q = c.req.query();
-    const { pageNo, pageSize, range } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
-    if (text(q.operIp)) throw badRequest('operIp: searching the operation log by address is not supported');
-    const status = text(q.status) === undefined ? undefined : q.status === '0' ? 200 : 'bad';
-    if (status === 'bad') throw badRequest("status: only '0' (success) can be searched for here");
-    const action = text(q.businessType) === undefined ? undefined : ACTION_OF[q.businessType!];
-    if (text(q.businessType) !== undefined && !action) throw badRequest('businessType: not one this server records');
-    const req = parsed(OpLogPageRequest, {
-      pageNo,
-      pageSize,
-      ...sortOf(OP_SORT, text(q.orderByColumn), q.isAsc),
-      params: defined({ module: text(q.title), action, operatorName: text(q.operName), status, ...range }),
-    });
+    const { pageNo, pageSize } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
+    const req = parsed(OpLogPageRequest, { pageNo, pageSize, ...sortOf(OP_SORT, text(q.orderByColumn), q.isAsc), params: opLogParams(q) });
     const page = await pageOpLogs(c.get('deps'), c.get('run'), req);
     return table(c, page.records.map(ruoyiOpLog), page.total);
   })

@@ -22,6 +22,9 @@ function fields(b: Record<string, unknown>) {
   });
 }
 
+/** The post page's filter (its list and its export). */
+export const postParams = (q: Record<string, string>) => defined({ code: text(q.postCode), name: text(q.postName), status: statusFilter(q.status) });
+
 export const postRoutes = new Hono()
   .get('/system/post/list', ...read('sys:post:page'), async (c) => {
     const q = c.req.query();
@@ -31,7 +34,7 @@ export const postRoutes = new Hono()
       pageSize,
       sortField: 'sort',
       sortOrder: 'asc',
-      params: defined({ code: text(q.postCode), name: text(q.postName), status: statusFilter(q.status) }),
+      params: postParams(q),
     });
     const page = await pagePosts(c.get('deps'), c.get('run'), req);
     return table(c, page.records.map(ruoyiPost), page.total);

@@ -87,11 +87,14 @@ async function regrant(c: Context, roleId: number, userIds: number[], add: boole
   }
 }
 
+/** The role page's filter (its list and its export): RuoYi's names and values in ours. */
+export const roleParams = (q: Record<string, string>) => defined({ name: text(q.roleName), code: text(ourRoleCode(q.roleKey)), status: statusFilter(q.status) });
+
 export const roleRoutes = new Hono()
   .get('/system/role/list', ...read('sys:role:page'), async (c) => {
     const q = c.req.query();
     const { pageNo, pageSize } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
-    const req = parsed(RolePageRequest, { pageNo, pageSize, sortField: 'sort', sortOrder: 'asc', params: defined({ name: text(q.roleName), code: text(ourRoleCode(q.roleKey)), status: statusFilter(q.status) }) });
+    const req = parsed(RolePageRequest, { pageNo, pageSize, sortField: 'sort', sortOrder: 'asc', params: roleParams(q) });
     const page = await pageRoles(c.get('deps'), c.get('run'), req);
     return table(c, page.records.map(ruoyiRoleRow), page.total);
   })

@@ -22,7 +22,7 @@ import { loginUserInformation, updateInfo, updatePassword, UpdateInfoRequest, Up
 import { parsed, read, write } from './guard.ts';
 import { ajax, ajaxData, table } from './respond.ts';
 import { ruoyiRoleKey, ruoyiUser } from './users-map.ts';
-import { changedFrom, defined, fromRuoyiStatus, idListOf, idOf, optionalId, pageOf, ruoyiTime, statusFilter, text, textOrNull, toRuoyiStatus } from './values.ts';
+import { changedFrom, dateRangeOf, defined, fromRuoyiStatus, idListOf, idOf, optionalId, pageOf, ruoyiTime, statusFilter, text, textOrNull, toRuoyiStatus } from './values.ts';
 
 /** RuoYi's role picker entry. */
 export function ruoyiRole(r: Role, held?: ReadonlySet<number>) {
@@ -78,15 +78,15 @@ async function userForm(c: Context, id: number | undefined) {
   return ajax(c, { ...(user ? { data: ruoyiUser(user) } : {}), roles: pickable, roleIds, posts: posts.map(ruoyiPostOption), postIds: user?.postIds ?? [] });
 }
 
+/** The user page's filter (its list and its export): RuoYi's names and values in ours. */
+export const userParams = (q: Record<string, string>) =>
+  defined({ loginName: text(q.userName), phone: text(q.phonenumber), status: statusFilter(q.status), orgId: optionalId(q.deptId, 'deptId'), ...dateRangeOf(q) });
+
 export const userRoutes = new Hono()
   .get('/system/user/list', ...read('sys:user:page'), async (c) => {
     const q = c.req.query();
-    const { pageNo, pageSize, range } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
-    const req = parsed(UserPageRequest, {
-      pageNo,
-      pageSize,
-      params: defined({ loginName: text(q.userName), phone: text(q.phonenumber), status: statusFilter(q.status), orgId: optionalId(q.deptId, 'deptId'), ...range }),
-    });
+    const { pageNo, pageSize } = pageOf(q, c.get('deps').config.PAGE_SIZE_MAX);
+    const req = parsed(UserPageRequest, { pageNo, pageSize, params: userParams(q) });
     const page = await pageUsers(c.get('deps'), c.get('run'), req);
     return table(c, page.records.map(ruoyiUser), page.total);
   })

@@ -80,13 +80,14 @@ function positiveInt(v: string | undefined, field: string, def: number): number 
  */
 export function pageOf(q: Record<string, string>, maxSize = 1000) {
   const pageSize = Math.min(positiveInt(q.pageSize, 'pageSize', 10), maxSize);
+  return { pageNo: positiveInt(q.pageNum, 'pageNum', 1), pageSize, range: dateRangeOf(q) };
+}
+
+/** `params[beginTime]`/`params[endTime]` → our createdFrom/createdTo (a list's and its export's). */
+export function dateRangeOf(q: Record<string, string>): { createdFrom?: string; createdTo?: string } {
   return {
-    pageNo: positiveInt(q.pageNum, 'pageNum', 1),
-    pageSize,
-    range: {
-      ...(text(q['params[beginTime]']) ? { createdFrom: q['params[beginTime]'] } : {}),
-      ...(text(q['params[endTime]']) ? { createdTo: q['params[endTime]'] } : {}),
-    },
+    ...(text(q['params[beginTime]']) ? { createdFrom: q['params[beginTime]'] } : {}),
+    ...(text(q['params[endTime]']) ? { createdTo: q['params[endTime]'] } : {}),
   };
 }
 
@@ -135,3 +136,15 @@ const toOurValues = new Map(Object.entries(DICT_VALUES).map(([type, pairs]) => [
 export const ruoyiDictValue = (type: string, ours: string): string => toRuoyiValues.get(type)?.get(ours) ?? ours;
 /** A value RuoYi sent for dictionary `type`, in ours (unmapped values unchanged). */
 export const ourDictValue = (type: string, ruoyi: string): string => toOurValues.get(type)?.get(ruoyi) ?? ruoyi;
+
+/**
+ * An optional filter on a value of dictionary `type` (a status select): absent or '' → none;
+ * one of RuoYi's values in the table → ours; anything else is a 400 naming the field and the
+ * values RuoYi's select offers.
+ */
+export function dictFilter(type: string, v: string | undefined, field: string): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  const ours = toOurValues.get(type)?.get(v);
+  if (ours === undefined) throw badRequest(`${field}: must be ${(DICT_VALUES[type] ?? []).map(([r, o]) => `'${r}' (${o})`).join(' or ')}`);
+  return ours;
+}

@@ -8,7 +8,7 @@ import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { isSecretKey, readConfigValue } from './config-values.ts';
 import { addConfig, configDetail, deleteConfigs, editConfig, pageConfigs } from './config.service.ts';
 import { ConfigAddRequest, ConfigEditRequest, ConfigIdsRequest, ConfigPage, ConfigPageRequest, ConfigSchema, ConfigValueQuery } from './config.schemas.ts';
-import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when, type ExportFormat } from '../export/index.ts';
 import { ConfigPageParams } from './config.schemas.ts';
 import { configFilter } from './config.service.ts';
 
@@ -90,6 +90,25 @@ export function configAuditParams(c: Context, body: { key?: string | undefined; 
 
 const exportConfigsRoute = exportRoute('sys:config:export', base, tags, 'parameters', exportRequestSchema('ConfigExportRequest', ConfigPageParams));
 
+/** The parameters export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportConfigs(c: Context, params: Parameters<typeof configFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'parameters',
+    rows: configFilter(params),
+    select: (q) => q.selectAll('configs'),
+    keys: ['configs.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Name', value: (r) => r.name },
+      { header: 'Key', value: (r) => r.config_key },
+      { header: 'Value', value: (r) => r.config_value },
+      { header: 'Type', value: (r) => r.type, dict: 'sys_config_type' },
+      { header: 'Remark', value: (r) => r.remark },
+      { header: 'Created at', value: (r) => when(r.created_at) },
+    ],
+  }, format);
+}
+
 export const configRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageConfigs(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await configDetail(c.get('run'), c.req.valid('query').id)))
@@ -114,19 +133,5 @@ export const configRoutes = createRouter()
   })
   .openapi(exportConfigsRoute, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'parameters',
-      rows: configFilter(params),
-      select: (q) => q.selectAll('configs'),
-      keys: ['configs.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Name', value: (r) => r.name },
-        { header: 'Key', value: (r) => r.config_key },
-        { header: 'Value', value: (r) => r.config_value },
-        { header: 'Type', value: (r) => r.type, dict: 'sys_config_type' },
-        { header: 'Remark', value: (r) => r.remark },
-        { header: 'Created at', value: (r) => when(r.created_at) },
-      ],
-    }, format)) as never;
+    return (await exportConfigs(c, params, format)) as never;
   });

@@ -11,3 +11,4 @@ export { addConfig, configDetail, deleteConfigs, editConfig, pageConfigs } from 
 export { readConfigValue } from './config-values.ts';
 export { configAuditParams } from './config.routes.ts';
 export { ConfigAddRequest, ConfigEditRequest, ConfigPageRequest } from './config.schemas.ts';
+export { exportConfigs } from './config.routes.ts';

@@ -10,3 +10,4 @@ export { addDictType, deleteDictTypes, dictTypeDetail, editDictType, pageDictTyp
 export { addDictData, deleteDictData, dictDataDetail, editDictData, pageDictData } from './dict-data.service.ts';
 export { DictDataAddRequest, DictDataEditRequest, DictDataPageRequest, DictTypeAddRequest, DictTypeEditRequest, DictTypePageRequest } from './dict.schemas.ts';
 export type { DictData, DictType } from './dict.schemas.ts';
+export { exportDictData, exportDictTypes } from './dict.routes.ts';

@@ -8,3 +8,4 @@ export { changeJobStatus, editJob, jobDetail, pageJobs, runJobNow } from './jobs
 export { clearJobLogs, deleteJobLogs, pageJobLogs } from './job-log.service.ts';
 export { JobEditRequest, JobLogPageRequest, JobPageRequest } from './jobs.schemas.ts';
 export type { Job, JobLog } from './jobs.schemas.ts';
+export { exportJobLogs, exportJobs } from './jobs.routes.ts';

@@ -3,3 +3,4 @@ export { roleRoutes } from './roles.routes.ts';
 export { addRole, changeRoleStatus, deleteRoles, editRole, grantDataScope, grantMenus, listRoles, ownMenus, pageRoles, roleDetail } from './roles.service.ts';
 export { AddRoleRequest, EditRoleRequest, GrantDataScopeRequest, RolePageRequest } from './roles.schemas.ts';
 export { DATA_SCOPES, type Role } from './role.model.ts';
+export { exportRoles } from './roles.routes.ts';
