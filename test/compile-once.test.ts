@@ -6,6 +6,7 @@ import { AUTH_HOLDS_SQL } from '../src/access/auth-statement.ts';
 import type { Stmt } from '../src/db/plan.ts';
 import { D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { menuIdsFor, userWithCodes } from './support/rbac.ts';
+import { observeReads } from './support/std-modules.ts';
 
 // Issue 24: statements of the hot routes are compiled once and only bound per request, and the
 // menu tree behind getLoginUserInformation is cached per app (process / isolate) under a version
@@ -48,13 +49,7 @@ for (const runtime of RUNTIMES) {
       t = await makeTestApp({ runtime });
       admin = await t.login();
       const isMenuRead = (s: Stmt) => /FROM menus WHERE .*cache_versions/s.test(s.sql);
-      const note = (stmts: readonly Stmt[], rows: unknown[][]) => stmts.forEach((s, i) => isMenuRead(s) && menuRowsRead.push(rows[i]?.length ?? 0));
-      const readNow = t.deps.readNow;
-      if (readNow) t.deps.readNow = <T>(q: string, p: readonly unknown[]) => ((r) => (note([{ sql: q, parameters: p }], [r]), r))(readNow<T>(q, p));
-      const readMany = t.deps.readMany;
-      t.deps.readMany = Object.assign(async (stmts: readonly Stmt[]) => ((rows) => (note(stmts, rows), rows))(await readMany(stmts)), {
-        oneTrip: readMany.oneTrip,
-      });
+      observeReads(t, (stmts, rows) => stmts.forEach((s, i) => isMenuRead(s) && menuRowsRead.push(rows[i]?.length ?? 0)));
     }, D1_START_MS);
 
     const info = async (token: string, app = t.app) => {
@@ -146,13 +141,7 @@ for (const runtime of RUNTIMES) {
     beforeAll(async () => {
       t = await makeTestApp({ runtime });
       admin = await t.login();
-      const note = (stmts: readonly Stmt[], rows: unknown[][]) => stmts.forEach((s, i) => s.sql === AUTH_HOLDS_SQL && holdsRows.push(rows[i]?.length ?? 0));
-      const readNow = t.deps.readNow;
-      if (readNow) t.deps.readNow = <T>(q: string, p: readonly unknown[]) => ((r) => (note([{ sql: q, parameters: p }], [r]), r))(readNow<T>(q, p));
-      const readMany = t.deps.readMany;
-      t.deps.readMany = Object.assign(async (stmts: readonly Stmt[]) => ((rows) => (note(stmts, rows), rows))(await readMany(stmts)), {
-        oneTrip: readMany.oneTrip,
-      });
+      observeReads(t, (stmts, rows) => stmts.forEach((s, i) => s.sql === AUTH_HOLDS_SQL && holdsRows.push(rows[i]?.length ?? 0)));
     }, D1_START_MS);
 
     const page = async (token: string) => {

@@ -55,7 +55,7 @@ describe('Server-Timing', async () => {
       },
       batch: (stmts) => (calls++, shim.batch(stmts)),
     };
-    const app = createApp({ ...t.deps, db: new Kysely<Database>({ dialect: new D1Dialect(counting) }), atomic: d1Atomic(counting), read: d1Read(counting), readNow: undefined });
+    const app = createApp({ ...t.deps, db: new Kysely<Database>({ dialect: new D1Dialect(counting) }), atomic: d1Atomic(counting), read: d1Read(counting), readNow: undefined, readManyNow: undefined });
     const send = (method: string, path: string, body?: unknown) =>
       app.request(path, {
         method,

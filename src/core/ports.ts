@@ -54,6 +54,14 @@ export function readEach(read: ReadSql): ReadMany {
 /** ReadSql answered at once, where the database is in the process (local SQLite): no promise hop per statement. */
 export type ReadNow = <T>(sql: string, params: readonly unknown[]) => T[];
 
+/**
+ * Several reads answered at once inside ONE read transaction (local SQLite): the rows of each in
+ * order, all from one snapshot. Every statement outside a transaction opens and closes a read
+ * transaction of its own (in WAL mode on the shared-memory index): the auth row and a detail read
+ * under one cost about half as much on a WAL file (bench/read-transaction.ts).
+ */
+export type ReadManyNow = (statements: readonly ReadStatement[]) => unknown[][];
+
 /** The database paths a request's runner (db/runner.ts) executes its plans on. */
 export interface DbPorts {
   read: ReadSql;
@@ -61,6 +69,8 @@ export interface DbPorts {
   atomic: Atomic;
   /** Servers only (local SQLite): `read` without the promise, so a read plan runs in one turn. */
   readNow?: ReadNow;
+  /** Servers only, beside readNow: the auth statement and a plan's reads in one read transaction. */
+  readManyNow?: ReadManyNow;
 }
 
 /** argon2id over PHC strings, so a hash made by one runtime verifies on the other. */

@@ -132,11 +132,21 @@ export class Runner {
   /** Executes a read plan (see the class comment); its `finish` gets the rows of its statements. */
   async read<T>(plan: ReadPlan<T>): Promise<T> {
     const check = this.check;
-    // Local SQLite answers at once: the auth row, its verdict and the plan's rows in one turn.
+    // Local SQLite answers at once: the auth row and the plan's rows in one turn (one read
+    // transaction where the binding has one: readManyNow), the verdict before any row is handed out.
     const now = this.reads.readNow;
     if (now && (!check || this.verdict === undefined)) {
-      if (check) this.verdict = this.judgeNow(check, now);
-      return plan.finish(this.readRowsNow(now, plan.reads));
+      if (!check) return plan.finish(this.readRowsNow(now, plan.reads));
+      const many = this.reads.readManyNow;
+      if (!many) {
+        this.verdict = this.judgeNow(check, now);
+        return plan.finish(this.readRowsNow(now, plan.reads));
+      }
+      plan.reads.forEach(assertRead);
+      const head = check.statements.length;
+      const rows = this.timeNow(() => many([...check.statements, ...plan.reads]));
+      this.verdict = this.settle(rows.slice(0, head));
+      return plan.finish(rows.slice(head));
     }
     if (check && this.verdict === undefined && this.oneTrip && !this.toReplica) {
       plan.reads.forEach(assertRead);
@@ -168,9 +178,14 @@ export class Runner {
 
   /** The auth row read and judged at once (local SQLite); the verdict as a settled promise, refusals thrown. */
   private judgeNow(check: CallerCheck, now: ReadNow): Promise<Caller> {
+    return this.settle(this.readRowsNow(now, check.statements));
+  }
+
+  /** The verdict on auth rows already read, as a settled promise; a refusal is thrown (and held for caller()). */
+  private settle(authRows: readonly (readonly unknown[] | undefined)[]): Promise<Caller> {
     let caller: Caller;
     try {
-      caller = this.accept(this.readRowsNow(now, check.statements));
+      caller = this.accept(authRows);
     } catch (err) {
       const refused = Promise.reject(err);
       refused.catch(() => undefined); // held for caller(); thrown here
@@ -258,13 +273,23 @@ export class Runner {
   }
 }
 
+/** SQL texts already found to be plain reads (bounded: page statements vary with their filters). */
+const KNOWN_READS = new Set<string>();
+const KNOWN_READS_MAX = 1000;
+
 /**
  * What travels before the verdict runs before the caller is judged: only plain reads may (a SELECT,
  * or a WITH without a write). A programming error otherwise, refused before anything is sent.
  */
 function assertRead(s: Stmt): void {
+  // The hot routes send the same few texts (compiled once): each is judged once per process.
+  if (KNOWN_READS.has(s.sql)) return;
   const text = s.sql.replace(/^(\s+|--[^\n]*\n|\/\*[\s\S]*?\*\/)*/, '');
-  if (/^SELECT\b/i.test(text) || (/^WITH\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(text))) return;
+  if (/^SELECT\b/i.test(text) || (/^WITH\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(text))) {
+    if (KNOWN_READS.size >= KNOWN_READS_MAX) KNOWN_READS.clear();
+    KNOWN_READS.add(s.sql);
+    return;
+  }
   throw new Error(`only reads may travel before the auth verdict (db/runner.ts): ${s.sql.slice(0, 80)}`);
 }
 

@@ -31,6 +31,7 @@ export function countingDeps(deps: Deps): { deps: Deps; calls: () => number } {
       read: (sql, params) => (calls++, deps.read(sql, params)),
       // Every read through `read`, where it is counted.
       readNow: undefined,
+      readManyNow: undefined,
       readMany,
       atomic: (queries) => (calls++, deps.atomic(queries)),
     },

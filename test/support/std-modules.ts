@@ -10,19 +10,29 @@ export async function okData(t: AnyTestApp, method: 'GET' | 'POST', path: string
 }
 
 /**
+ * Calls `note` with every statement a request's runner reads through the ports (readNow,
+ * readManyNow, read, readMany: whichever the runtime has) and its rows.
+ */
+export function observeReads(t: AnyTestApp, note: (stmts: readonly Stmt[], rows: unknown[][]) => void) {
+  const d = t.deps;
+  const readNow = d.readNow;
+  if (readNow) d.readNow = <T>(q: string, p: readonly unknown[]) => ((r) => (note([{ sql: q, parameters: p }], [r]), r))(readNow<T>(q, p));
+  const readManyNow = d.readManyNow;
+  if (readManyNow) d.readManyNow = (stmts) => ((rows) => (note(stmts, rows), rows))(readManyNow(stmts));
+  const read = d.read;
+  d.read = async <T>(q: string, p: readonly unknown[]) => ((r) => (note([{ sql: q, parameters: p }], [r]), r))(await read<T>(q, p));
+  const readMany = d.readMany;
+  d.readMany = Object.assign(async (stmts: readonly Stmt[]) => ((rows) => (note(stmts, rows), rows))(await readMany(stmts)), { oneTrip: readMany.oneTrip });
+}
+
+/**
  * Counts the rows read by statements whose SQL matches `pattern`, on either runtime (the ports a
  * request's runner reads through): how a test tells a cache hit (0 rows of the source read) from
  * a miss. `take()` returns the count since the last take and resets it.
  */
 export function rowsReadBy(t: AnyTestApp, pattern: RegExp) {
   let n = 0;
-  const note = (stmts: readonly Stmt[], rows: unknown[][]) => stmts.forEach((s, i) => pattern.test(s.sql) && (n += rows[i]?.length ?? 0));
-  const readNow = t.deps.readNow;
-  if (readNow) t.deps.readNow = <T>(q: string, p: readonly unknown[]) => ((r) => (note([{ sql: q, parameters: p }], [r]), r))(readNow<T>(q, p));
-  const read = t.deps.read;
-  t.deps.read = async <T>(q: string, p: readonly unknown[]) => ((r) => (note([{ sql: q, parameters: p }], [r]), r))(await read<T>(q, p));
-  const readMany = t.deps.readMany;
-  t.deps.readMany = Object.assign(async (stmts: readonly Stmt[]) => ((rows) => (note(stmts, rows), rows))(await readMany(stmts)), { oneTrip: readMany.oneTrip });
+  observeReads(t, (stmts, rows) => stmts.forEach((s, i) => pattern.test(s.sql) && (n += rows[i]?.length ?? 0)));
   return {
     take() {
       const out = n;

@@ -4,7 +4,7 @@ import { BunSqliteDialect } from 'kysely-bun-sqlite';
 import type { Atomic, ReadNow, ReadSql } from '../../core/ports.ts';
 import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements.ts';
 import type { Database as Schema } from '../../db/schema.ts';
-import { serverPragmas, type OpenSqlite, type SqlExec, type SqliteBinding } from '../server/sqlite-binding.ts';
+import { readManyNow, serverPragmas, type OpenSqlite, type SqlExec, type SqliteBinding } from '../server/sqlite-binding.ts';
 
 /** Opens (creating) a SQLite file or ':memory:' with the app's pragmas (serverPragmas). */
 export function openSqlite(path: string, opts: { exclusive?: boolean; busyTimeoutMs?: number } = {}): Database {
@@ -79,11 +79,13 @@ export const openBunSqlite: OpenSqlite = (path, opts) => bunSqliteBinding(openSq
 
 /** The app's ports over an opened bun:sqlite database (what serverDeps takes). */
 export function bunSqliteBinding(sqlite: Database): SqliteBinding {
+  const readNow = bunReadNow(sqlite);
   return {
     db: bunKysely(sqlite),
     atomic: bunAtomic(sqlite),
     read: bunRead(sqlite),
-    readNow: bunReadNow(sqlite),
+    readNow,
+    readManyNow: readManyNow(readNow, (sql) => sqlite.query(sql).run(), () => sqlite.inTransaction),
     sql: bunSqlExec(sqlite),
     close: () => sqlite.close(),
   };

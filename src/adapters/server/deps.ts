@@ -12,7 +12,7 @@ import { serverRuntimeStats } from './runtime-stats.ts';
 export interface ServerDepsInput {
   config: Config;
   /** An opened database's ports, from any SQLite binding (bun:sqlite, node:sqlite). */
-  sqlite: Pick<SqliteBinding, 'db' | 'atomic' | 'read' | 'readNow'>;
+  sqlite: Pick<SqliteBinding, 'db' | 'atomic' | 'read' | 'readNow' | 'readManyNow'>;
   /** The secret the purpose-bound keys derive from (JWT_SECRET, or the one kept beside the database). */
   secret: Uint8Array;
   /** The runtime's socket address (and location, if it knows one). */
@@ -33,6 +33,7 @@ export function serverDeps({ config, sqlite, secret, client }: ServerDepsInput, 
     read: sqlite.read,
     readMany: readEach(sqlite.read),
     ...(sqlite.readNow ? { readNow: sqlite.readNow } : {}),
+    ...(sqlite.readManyNow ? { readManyNow: sqlite.readManyNow } : {}),
     clock: systemClock,
     ids: randomIds,
     keys: createKeys(secret),

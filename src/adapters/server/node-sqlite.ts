@@ -4,7 +4,7 @@ import type { Atomic, ReadNow, ReadSql } from '../../core/ports.ts';
 import type { Database as Schema } from '../../db/schema.ts';
 import { LAST_WRITE_SQL, assertParamLimit, atomicResult, type LastWrite } from '../../db/statements.ts';
 import { countSqlParams } from './sql-params.ts';
-import { serverPragmas } from './sqlite-binding.ts';
+import { readManyNow, serverPragmas } from './sqlite-binding.ts';
 import type { OpenSqlite, SqlExec } from './sqlite-binding.ts';
 
 /** Statements kept prepared; the app has a few hundred distinct SQL texts at most. */
@@ -116,11 +116,13 @@ export function nodeSqlExec(sqlite: DatabaseSync): SqlExec {
 export const openNodeSqliteBinding: OpenSqlite = (path, opts) => {
   const sqlite = openNodeSqlite(path, opts);
   const statement = statementCache(sqlite);
+  const readNow = nodeReadNow(sqlite, statement);
   return {
     db: nodeKysely(sqlite, statement),
     atomic: nodeAtomic(sqlite, statement),
     read: nodeRead(sqlite, statement),
-    readNow: nodeReadNow(sqlite, statement),
+    readNow,
+    readManyNow: readManyNow(readNow, (sql) => void statement(sql).stmt.run(), () => sqlite.isTransaction),
     sql: nodeSqlExec(sqlite),
     close: () => sqlite.close(),
   };
