@@ -16,6 +16,7 @@ import type { Page } from 'playwright-core';
 import { createKeys } from '../../src/core/keys.ts';
 import { answerHash } from '../../src/modules/auth/captcha.service.ts';
 import { readSheet } from '../../src/core/xlsx-read.ts';
+import { xlsxStream } from '../../src/core/xlsx-write.ts';
 import { ADMIN_PASSWORD, OUTPUT_DIR, hasChromium, inChromium, launchChromium, startApi, type RunningApi } from './support.ts';
 import { RUOYI_TARBALL, changedClientFiles, fileSize, hasRuoyiTarball, openRecordedPage, startRuoyiClient, type RuoyiCall, type RuoyiClient } from './support/ruoyi-client.ts';
 
@@ -93,6 +94,9 @@ beforeAll(async () => {
   await must('POST', '/app/sysUser/add', { loginName: 'north_a1', nickName: '华北一号', password: PASSWORD, orgId: ids.northA });
   await must('POST', '/app/sysUser/add', { loginName: 'south_1', nickName: '华南一号', password: PASSWORD, orgId: ids.south });
   await must('POST', '/app/sysLoginUser/updateInfo', { phone: '13800138000', email: 'admin@example.com' });
+  // Imported users get the initial password (parameter sys.user.initPassword, empty until set).
+  const initPassword = (await must('POST', '/app/sysConfig/page', { params: { key: 'sys.user.initPassword' } })).records[0];
+  await must('POST', '/app/sysConfig/edit', { id: initPassword.id, version: initPassword.version, value: PASSWORD });
   console.log(`[ruoyi-pages] client ${client.url} -> ${client.baseUrl}; install ${client.install.cold ? 'cold' : 'warm'} ${client.install.ms} ms; vite ready in ${client.timings.devServerStartMs} ms`);
 }, 20 * 60_000);
 
@@ -265,6 +269,35 @@ describe.skipIf(!ready)(title, () => {
     const exported = await readSheet(new Uint8Array(readFileSync((await download.path())!)));
     expect(exported.slice(1).map((r) => r[1])).toContain('south_1');
     timings.userExportMs = Date.now() - exportStarted;
+    // 导入: RuoYi's upload dialog. Its 下载模板 saves our template; a workbook on that template is
+    // chosen in the dialog's file input and sent by 确 定 (multipart, updateSupport from the
+    // checkbox); RuoYi shows our result in its 导入结果 box and reloads the list.
+    const importStarted = Date.now();
+    await d.toolbar('导入');
+    const upload = d.dialog();
+    await upload.locator('.el-dialog__title', { hasText: '用户导入' }).waitFor();
+    const [templateFile] = await Promise.all([page.waitForEvent('download'), upload.locator('a, .el-link', { hasText: '下载模板' }).first().click()]);
+    expect(templateFile.suggestedFilename()).toMatch(/^user_template_\d+\.xlsx$/);
+    const header = (await readSheet(new Uint8Array(readFileSync((await templateFile.path())!))))[0]!;
+    expect(header[0]).toBe('Login name*');
+    const nickAt = header.indexOf('Nick name');
+    const row = (name: string, nick: string) => header.map((_, i) => (i === 0 ? name : i === nickAt ? nick : ''));
+    const workbook = join(OUT, 'import-users.xlsx');
+    writeFileSync(workbook, new Uint8Array(await new Response(xlsxStream(header, (async function* () { yield row('ui_import_1', '导入一号'); yield row('ui_import_2', '导入二号'); })())).arrayBuffer()));
+    await upload.locator('input[type=file]').setInputFiles(workbook);
+    const sent = page.waitForResponse((r) => r.url().includes('/system/user/importData'));
+    await upload.locator('.el-dialog__footer button', { hasText: '确 定' }).click();
+    expect(new URL((await sent).url()).searchParams.get('updateSupport')).toBe('0');
+    const result = page.locator('.el-message-box', { hasText: '导入结果' });
+    await result.waitFor({ state: 'visible' });
+    expect(await result.locator('.el-message-box__message').innerText()).toContain('恭喜您，数据已全部导入成功！共 2 条：新增 2 条，更新 0 条。');
+    await d.shot('user-import');
+    await result.locator('.el-message-box__btns .el-button--primary').click();
+    await page.locator('.app-main .el-loading-mask:visible').first().waitFor({ state: 'detached' }).catch(() => undefined);
+    expect(await d.row('ui_import_1').innerText()).toContain('导入一号');
+    const imported = await must('POST', '/app/sysUser/page', { params: { loginName: 'ui_import_' } });
+    expect(imported.records.map((u: { loginName: string }) => u.loginName).sort()).toEqual(['ui_import_1', 'ui_import_2']);
+    timings.userImportMs = Date.now() - importStarted;
     timings.userPageMs = Date.now() - t;
 
     // 角色管理
