@@ -36,6 +36,7 @@ import { roleRoutes } from './modules/roles/index.ts';
 import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
 import { buildOpenApiDocument, withServer } from './http/openapi.ts';
+import { vbenDialect } from './compat/vben/index.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
@@ -98,6 +99,7 @@ export function createApp(deps: Deps) {
     exposeHeaders: ['X-Trace-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Content-Range', BOOKMARK_HEADER],
     maxAge: 600,
   });
+  const vben = vbenDialect(config);
   const jsonLimit = bodyLimit({
     maxSize: JSON_BODY_LIMIT,
     onError: () => {
@@ -136,7 +138,8 @@ export function createApp(deps: Deps) {
     const inner = limited ? async () => void (await jsonLimit(c, next)) : next;
     try {
       // CORS answers a preflight itself with a Response; Hono's compose would adopt it, so do we.
-      const answered = await (c.req.header('origin') !== undefined ? corsMiddleware(c, inner) : inner());
+      const cors = vben && c.req.path.startsWith(`${vben.prefix}/`) ? vben.cors : corsMiddleware;
+      const answered = await (c.req.header('origin') !== undefined ? cors(c, inner) : inner());
       if (answered instanceof Response) c.res = answered;
     } catch (err) {
       // Failures of this layer itself (the body limit) get the same envelope and headers as the rest.
@@ -188,6 +191,8 @@ export function createApp(deps: Deps) {
     .route('/', noticeRoutes)
     .route('/', postRoutes)
     .route('/', apiKeyRoutes);
+
+  if (vben) app.route(vben.prefix, vben.routes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

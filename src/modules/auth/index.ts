@@ -2,3 +2,4 @@
 export { authRoutes } from './auth.routes.ts';
 export { NAME_RULE } from './login.service.ts';
 export { hit, hitQuery, lockedFor, lockedForQuery, lockedMs } from './rate-limit.ts';
+export { login, logout, loginLogRow } from './login.service.ts';

@@ -1,1 +1,2 @@
 export { loginUserRoutes } from './login-user.routes.ts';
+export { loginUserInformation, type RouterMenu } from './login-user.service.ts';

@@ -1,1 +1,2 @@
 export { roleRoutes } from './roles.routes.ts';
+export { pageRoles, changeRoleStatus, deleteRoles } from './roles.service.ts';

@@ -1,0 +1,179 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { badRequest } from '../../core/errors.ts';
+import { describeZodError } from '../../http/errors.ts';
+import { ok } from '../../http/respond.ts';
+import { menuTree } from '../../modules/menus/index.ts';
+import { addOrg, deleteOrgs, editOrg, orgDetail, orgTree } from '../../modules/orgs/index.ts';
+import { changeRoleStatus, deleteRoles, pageRoles } from '../../modules/roles/index.ts';
+import { addUser, changeUserStatus, deleteUsers, editUser, pageUsers, userDetail } from '../../modules/users/index.ts';
+import { read, write } from './guard.ts';
+import { toVbenDept, toVbenMenu, toVbenRole, toVbenUser } from './records.ts';
+
+/** vben's status switch: 1 enabled, 0 disabled. */
+const Status = z.union([z.literal(0), z.literal(1)]).transform((s) => (s === 1 ? ('enabled' as const) : ('disabled' as const)));
+/** vben sends ids as strings (path segments, tree selects); ours are positive integers. */
+const Id = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0 || String(v).trim() === '') {
+    ctx.addIssue({ code: 'custom', message: 'must be an id' });
+    return z.NEVER;
+  }
+  return n;
+});
+const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
+
+async function body<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  const raw: unknown = await c.req.json().catch(() => {
+    throw badRequest('body: must be JSON');
+  });
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw badRequest(describeZodError(parsed.error));
+  return parsed.data;
+}
+
+function pathId(c: Context): number {
+  const id = c.req.param('id') ?? '';
+  if (!/^[1-9][0-9]{0,15}$/.test(id) || !Number.isSafeInteger(Number(id))) throw badRequest('id: must be a positive integer');
+  return Number(id);
+}
+
+/** `?page=&pageSize=`: vben's pager offers up to 200 a page; ours stops at PAGE_SIZE_MAX, so it is clamped, not refused. */
+function paging(c: Context) {
+  const page = Number(c.req.query('page') ?? 1);
+  const size = Number(c.req.query('pageSize') ?? 20);
+  if (!Number.isInteger(page) || page < 1) throw badRequest('page: must be an integer of at least 1');
+  if (!Number.isInteger(size) || size < 1) throw badRequest('pageSize: must be an integer of at least 1');
+  return { pageNo: page, pageSize: Math.min(size, c.get('deps').config.PAGE_SIZE_MAX), sortOrder: 'desc' as const, searchCount: true };
+}
+
+/** `status=0|1` filters; anything else (vben sends `status=` empty) means all. */
+const statusFilter = (v: string | undefined) => (v === '1' ? ('enabled' as const) : v === '0' ? ('disabled' as const) : undefined);
+const dateFilter = (v: string | undefined, end: boolean) =>
+  v && /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T${end ? '23:59:59.999' : '00:00:00.000'}Z` : undefined;
+
+const UserWrite = z.strictObject({
+  name: z.string().trim().min(1, 'is required').max(64, 'must be at most 64 characters').optional(),
+  deptId: z.union([Id, z.literal(''), z.null()]).optional(),
+  status: Status.optional(),
+  remark: text(255).nullable().optional(),
+});
+
+const DeptWrite = z.strictObject({
+  name: text(64).min(1, 'is required').optional(),
+  pid: z.union([Id, z.literal(''), z.null()]).optional(),
+  status: Status.optional(),
+  remark: text(255).nullable().optional(),
+});
+
+const orgOf = (deptId: number | '' | null | undefined) => (deptId === undefined ? undefined : deptId === '' || deptId === null || deptId === 0 ? null : deptId);
+
+export function systemRoutes() {
+  return (
+    new Hono()
+      // ---- users: name ↔ loginName (nickName on create), deptId ↔ orgId
+      .get('/system/user/list', ...read('sys:user:page'), async (c) => {
+        const q = c.req.query();
+        const deptId = q.deptId ? Id.safeParse(q.deptId) : undefined;
+        if (deptId && !deptId.success) throw badRequest('deptId: must be an id');
+        const params = {
+          loginName: q.name || undefined,
+          status: statusFilter(q.status),
+          orgId: deptId?.data || undefined,
+          createdFrom: dateFilter(q.startTime, false),
+          createdTo: dateFilter(q.endTime, true),
+        };
+        const result = await pageUsers(c.get('deps'), c.get('run'), { ...paging(c), params });
+        return ok(c, { items: result.records.map(toVbenUser), total: result.total });
+      })
+      .post('/system/user', ...write('sys:user:add', 'sysUser', 'add'), async (c) => {
+        const v = await body(c, UserWrite);
+        if (!v.name) throw badRequest('name: is required');
+        const orgId = orgOf(v.deptId);
+        const user = await addUser(c.get('deps'), c.get('run'), { loginName: v.name, nickName: v.name, status: v.status, remark: v.remark, ...(orgId !== undefined ? { orgId } : {}) });
+        return ok(c, toVbenUser(user));
+      })
+      .put('/system/user/:id', ...write('sys:user:edit', 'sysUser', 'edit'), async (c) => {
+        const id = pathId(c);
+        const v = await body(c, UserWrite);
+        const deps = c.get('deps');
+        const run = c.get('run');
+        const fields = Object.keys(v);
+        // The list's switch sends only {status}: that is changeStatus, with its own code.
+        if (fields.length === 1 && v.status) {
+          c.set('opName', { module: 'sysUser', action: 'changeStatus' });
+          await changeUserStatus(deps, run, { id, status: v.status });
+          return ok(c, null);
+        }
+        // vben sends no version: the edit applies to the version read just now (last writer wins).
+        const current = await userDetail(run, id);
+        const orgId = orgOf(v.deptId);
+        await editUser(deps, run, { id, version: current.version, loginName: v.name, status: v.status, remark: v.remark, ...(orgId !== undefined ? { orgId } : {}) });
+        return ok(c, null);
+      })
+      .delete('/system/user/:id', ...write('sys:user:delete', 'sysUser', 'delete'), async (c) => {
+        await deleteUsers(c.get('run'), [pathId(c)]);
+        return ok(c, null);
+      })
+      // ---- roles
+      .get('/system/role/list', ...read('sys:role:page'), async (c) => {
+        const q = c.req.query();
+        const result = await pageRoles(c.get('deps'), c.get('run'), { ...paging(c), params: { name: q.name || undefined, status: statusFilter(q.status) } });
+        return ok(c, { items: result.records.map(toVbenRole), total: result.total });
+      })
+      .put('/system/role/:id', ...write('sys:role:changeStatus', 'sysRole', 'changeStatus'), async (c) => {
+        const id = pathId(c);
+        const v = await body(c, z.looseObject({ status: Status.optional() }));
+        if (!v.status || Object.keys(v).length !== 1) throw badRequest('Only the status switch is mapped for roles; edit roles through /app/sysRole (docs/vben.md)');
+        await changeRoleStatus(c.get('deps'), c.get('run'), { id, status: v.status });
+        return ok(c, null);
+      })
+      .delete('/system/role/:id', ...write('sys:role:delete', 'sysRole', 'delete'), async (c) => {
+        await deleteRoles(c.get('run'), [pathId(c)]);
+        return ok(c, null);
+      })
+      // ---- menus (read side: the tree, and the form's uniqueness checks)
+      .get('/system/menu/list', ...read('sys:menu:tree'), async (c) => ok(c, (await menuTree(c.get('run'))).map(toVbenMenu)))
+      .get('/system/menu/name-exists', ...read('sys:menu:tree'), async (c) => {
+        const { name = '', id } = c.req.query();
+        const rows = flat(await menuTree(c.get('run')));
+        const wanted = name.trim().toLowerCase();
+        return ok(c, rows.some((m) => (m.name ?? `Menu${m.id}`).toLowerCase() === wanted && String(m.id) !== id));
+      })
+      .get('/system/menu/path-exists', ...read('sys:menu:tree'), async (c) => {
+        const { path = '', id } = c.req.query();
+        const rows = flat(await menuTree(c.get('run')));
+        return ok(c, rows.some((m) => m.path === path.trim() && String(m.id) !== id));
+      })
+      // ---- departments: our organisations (pid ↔ parentId)
+      .get('/system/dept/list', ...read('sys:org:tree'), async (c) => ok(c, (await orgTree(c.get('run'))).map(toVbenDept)))
+      .post('/system/dept', ...write('sys:org:add', 'sysOrg', 'add'), async (c) => {
+        const v = await body(c, DeptWrite);
+        if (!v.name) throw badRequest('name: is required');
+        const deps = c.get('deps');
+        // vben has no organisation code; ours is unique, so the dialect makes one up.
+        const code = `d${deps.ids.uuid().replace(/-/g, '').slice(0, 16)}`;
+        const org = await addOrg(deps, c.get('run'), { name: v.name, code, parentId: orgOf(v.pid) ?? 0, status: v.status, remark: v.remark ?? undefined });
+        return ok(c, toVbenDept({ ...org, children: [] }));
+      })
+      .put('/system/dept/:id', ...write('sys:org:edit', 'sysOrg', 'edit'), async (c) => {
+        const id = pathId(c);
+        const v = await body(c, DeptWrite);
+        const run = c.get('run');
+        // No version from vben: the one read just now (last writer wins).
+        const current = await orgDetail(run, id);
+        const parentId = v.pid === undefined ? undefined : (orgOf(v.pid) ?? 0);
+        await editOrg(c.get('deps'), run, { id, version: current.version, name: v.name, parentId, status: v.status, remark: v.remark ?? undefined });
+        return ok(c, null);
+      })
+      .delete('/system/dept/:id', ...write('sys:org:delete', 'sysOrg', 'delete'), async (c) => {
+        await deleteOrgs(c.get('run'), [pathId(c)]);
+        return ok(c, null);
+      })
+  );
+}
+
+function flat<T extends { children: T[] }>(tree: T[]): T[] {
+  return tree.flatMap((n) => [n, ...flat(n.children)]);
+}
+
