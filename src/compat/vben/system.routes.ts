@@ -105,10 +105,15 @@ export function systemRoutes() {
           await changeUserStatus(deps, run, { id, status: v.status });
           return ok(c, null);
         }
-        // vben sends no version: the edit applies to the version read just now (last writer wins).
+        // vben sends no version and its whole form: the edit applies to the version read just now
+        // (last writer wins), with only the fields that differ from it, so an edit in place is this
+        // read and one batch; a rename or a move also reads what its checks need.
         const current = await userDetail(run, id);
-        const orgId = orgOf(v.deptId);
-        await editUser(deps, run, { id, version: current.version, loginName: v.name, status: v.status, remark: v.remark, ...(orgId !== undefined ? { orgId } : {}) });
+        const changed = <T>(next: T | undefined, now: T) => (next === undefined || next === now ? undefined : next);
+        const orgId = changed(orgOf(v.deptId), current.orgId);
+        const edit = { loginName: changed(v.name, current.loginName), status: changed(v.status, current.status), remark: changed(v.remark, current.remark) };
+        if (orgId === undefined && Object.values(edit).every((x) => x === undefined)) return ok(c, null);
+        await editUser(deps, run, { id, version: current.version, ...edit, ...(orgId !== undefined ? { orgId } : {}) });
         return ok(c, null);
       })
       .delete('/system/user/:id', ...write('sys:user:delete', 'sysUser', 'delete'), async (c) => {
@@ -162,7 +167,10 @@ export function systemRoutes() {
         const run = c.get('run');
         // No version from vben: the one read just now (last writer wins).
         const current = await orgDetail(run, id);
-        const parentId = v.pid === undefined ? undefined : (orgOf(v.pid) ?? 0);
+        // vben's form always sends pid: passed on only when it moves the organisation (a move
+        // reads the tree for its checks; an edit in place stays one batch after this read).
+        const pid = v.pid === undefined ? undefined : (orgOf(v.pid) ?? 0);
+        const parentId = pid === current.parentId ? undefined : pid;
         await editOrg(c.get('deps'), run, { id, version: current.version, name: v.name, parentId, status: v.status, remark: v.remark ?? undefined });
         return ok(c, null);
       })
