@@ -203,6 +203,40 @@ for (const runtime of RUNTIMES) {
         expect(free.body.data).toBe(false);
       });
 
+      test('menu: create, edit without a version, delete; vben field names in refusals', async () => {
+        const made = await vok('POST', '/system/menu', admin, {
+          type: 'catalog', name: 'VbReports', pid: '0', path: '/vb-reports', status: 1, authCode: '',
+          meta: { title: 'Reports', icon: 'mdi:chart-bar', order: 9, keepAlive: false, hideInMenu: false },
+        });
+        rts['POST menu'] = rt(made.res);
+        const id: string = made.body.data.id;
+        expect(made.body.data).toMatchObject({ pid: '0', name: 'VbReports', type: 'catalog', path: '/vb-reports', status: 1, meta: { title: 'Reports', icon: 'mdi:chart-bar', order: 9 } });
+        const page = await vok('POST', '/system/menu', admin, { type: 'menu', name: 'VbDaily', pid: id, path: '/vb-reports/daily', component: '/reports/daily', status: 1, meta: { title: 'Daily' } });
+        const edited = await vok('PUT', `/system/menu/${page.body.data.id}`, admin, { type: 'menu', name: 'VbDaily', pid: id, path: '/vb-reports/daily', component: '/reports/daily', status: 0, meta: { title: 'Daily report', keepAlive: true } });
+        rts['PUT menu'] = rt(edited.res);
+        expect(await t.row('SELECT title, status, keep_alive, version FROM menus WHERE id = ?', Number(page.body.data.id))).toEqual({ title: 'Daily report', status: 'disabled', keep_alive: 1, version: 2 });
+        const link = await v('POST', '/system/menu', { token: admin, body: { type: 'link', name: 'VbLink', pid: '0', meta: { title: 'Docs', link: 'https://example.com' } } });
+        expect(link.status).toBe(400);
+        expect(link.body.error).toContain('not supported');
+        const noTitle = await v('POST', '/system/menu', { token: admin, body: { type: 'menu', name: 'VbNoTitle', pid: '0', meta: {} } });
+        expect(noTitle.status).toBe(400);
+        expect(noTitle.body.error).toStartWith('meta.title');
+        expect((await v('DELETE', `/system/menu/${id}`, { token: admin })).status).toBe(400); // has children: our rule
+        rts['DELETE menu'] = rt((await vok('DELETE', `/system/menu/${page.body.data.id}`, admin)).res);
+        await vok('DELETE', `/system/menu/${id}`, admin);
+        expect(await t.row(`SELECT id FROM menus WHERE name LIKE 'Vb%'`)).toBeNull();
+      });
+
+      test("the module's own request rules apply: a login name with a space, the role form", async () => {
+        const r = await v('POST', '/system/user', { token: admin, body: { name: 'bad name', status: 1 } });
+        expect(r.status).toBe(400);
+        expect(r.body.error).toStartWith('name:');
+        expect(await t.row(`SELECT id FROM users WHERE login_name = 'bad name'`)).toBeNull();
+        const role = await v('POST', '/system/role', { token: admin, body: { name: 'R', status: 1, remark: '', permissions: ['1'] } });
+        expect(role.status).toBe(400);
+        expect(role.body.error).toContain('/app/sysRole');
+      });
+
       test('a delegated admin: scope and containment hold through the dialect', async () => {
         // A role with the user codes and scope `all`, but none of the super admin's other codes.
         const codes = ['sys:user:page', 'sys:user:edit', 'sys:user:changeStatus', 'sys:user:delete', 'sys:role:page', 'sys:role:changeStatus'];
@@ -258,6 +292,10 @@ for (const runtime of RUNTIMES) {
           console.log('vben dialect PUT user (rename + move):', rename, 'round trips; /app/sysUser/edit with both:', native);
           console.log('vben dialect round trips (D1):', JSON.stringify(rts));
           expect(rename).toBeLessThanOrEqual(native);
+          // editMenu reads the row itself before its write (2 on /app); without a version from vben
+          // the dialect reads it once more: the one write over the budget (docs/vben.md).
+          expect(rts['PUT menu']).toBe(3);
+          delete rts['PUT menu'];
           for (const [call, n] of Object.entries(rts)) {
             expect([call, n]).toEqual([call, call.startsWith('GET') ? 1 : Math.min(n, 2)]);
           }

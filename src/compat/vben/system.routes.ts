@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import { describeZodError } from '../../http/errors.ts';
 import { ok } from '../../http/respond.ts';
-import { menuTree } from '../../modules/menus/index.ts';
-import { addOrg, deleteOrgs, editOrg, orgDetail, orgTree } from '../../modules/orgs/index.ts';
+import { addMenu, deleteMenus, editMenu, menuDetail, MenuAddRequest, MenuEditRequest, menuTree } from '../../modules/menus/index.ts';
+import { addOrg, deleteOrgs, editOrg, orgDetail, OrgAddRequest, OrgEditRequest, orgTree } from '../../modules/orgs/index.ts';
 import { changeRoleStatus, deleteRoles, pageRoles } from '../../modules/roles/index.ts';
-import { addUser, changeUserStatus, deleteUsers, editUser, pageUsers, userDetail } from '../../modules/users/index.ts';
+import { AddUserRequest, addUser, changeUserStatus, deleteUsers, EditUserRequest, editUser, pageUsers, userDetail } from '../../modules/users/index.ts';
 import { read, write } from './guard.ts';
 import { toVbenDept, toVbenMenu, toVbenRole, toVbenUser } from './records.ts';
 
@@ -30,6 +30,18 @@ async function body<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw badRequest(describeZodError(parsed.error));
   return parsed.data;
+}
+
+/**
+ * The mapped input goes through the module's own request schema (the rules of /app: login-name
+ * format, lengths, …), never a copy of them here; a refusal names vben's field where it has one.
+ */
+function ours<T extends z.ZodType>(schema: T, input: unknown, names: Record<string, string> = {}): z.infer<T> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const msg = describeZodError(parsed.error);
+  const field = msg.split(/[.:]/, 1)[0]!;
+  throw badRequest(names[field] ? names[field] + msg.slice(field.length) : msg);
 }
 
 function pathId(c: Context): number {
@@ -66,6 +78,52 @@ const DeptWrite = z.strictObject({
   remark: text(255).nullable().optional(),
 });
 
+/**
+ * vben's role form sets name, status, remark and the menu grants in one call; ours are two
+ * operations (add/edit, grantMenu) with their own codes and containment, and vben sends no role
+ * code. Mapping it would take two writes that can half-succeed: refused, with where to go instead.
+ */
+const ROLE_FORM = 'The role form is not supported by this service: roles are created, edited and granted menus through /app/sysRole (the status switch and delete work here)';
+
+const USER_NAMES = { loginName: 'name', orgId: 'deptId' };
+const DEPT_NAMES = { parentId: 'pid' };
+const MENU_NAMES = { parentId: 'pid', title: 'meta.title', icon: 'meta.icon', sort: 'meta.order', permission: 'authCode', hidden: 'meta.hideInMenu', keepAlive: 'meta.keepAlive' };
+
+/** vben's menu types onto ours; `embedded` and `link` (iframe and external URL) have no counterpart. */
+const MENU_TYPE = { catalog: 'directory', menu: 'menu', button: 'button' } as const;
+const MenuWrite = z.looseObject({
+  type: z.string().optional(),
+  name: z.string().nullish(),
+  pid: z.union([Id, z.literal(''), z.null()]).optional(),
+  path: z.string().nullish(),
+  component: z.string().nullish(),
+  authCode: z.string().nullish(),
+  status: Status.optional(),
+  meta: z.looseObject({ title: z.string().optional(), icon: z.string().nullish(), order: z.number().optional(), keepAlive: z.boolean().optional(), hideInMenu: z.boolean().optional() }).optional(),
+});
+
+/** The fields vben's menu form sends, as our menu fields; only those given (edit leaves the rest). */
+function menuFields(v: z.infer<typeof MenuWrite>) {
+  const type = v.type === undefined ? undefined : MENU_TYPE[v.type as keyof typeof MENU_TYPE];
+  if (v.type !== undefined && !type) throw badRequest(`type: ${v.type} menus (iframes and external links) are not supported by this service`);
+  const m = v.meta ?? {};
+  const out: Record<string, unknown> = {
+    type,
+    name: v.name === undefined ? undefined : v.name || null,
+    parentId: v.pid === undefined ? undefined : (orgOf(v.pid) ?? 0),
+    path: v.path === undefined ? undefined : v.path || null,
+    component: v.component === undefined ? undefined : v.component || null,
+    permission: v.authCode === undefined ? undefined : v.authCode || null,
+    status: v.status,
+    title: m.title,
+    icon: m.icon === undefined ? undefined : m.icon || null,
+    sort: m.order,
+    keepAlive: m.keepAlive,
+    hidden: m.hideInMenu,
+  };
+  return Object.fromEntries(Object.entries(out).filter(([, x]) => x !== undefined));
+}
+
 const orgOf = (deptId: number | '' | null | undefined) => (deptId === undefined ? undefined : deptId === '' || deptId === null || deptId === 0 ? null : deptId);
 
 export function systemRoutes() {
@@ -90,7 +148,8 @@ export function systemRoutes() {
         const v = await body(c, UserWrite);
         if (!v.name) throw badRequest('name: is required');
         const orgId = orgOf(v.deptId);
-        const user = await addUser(c.get('deps'), c.get('run'), { loginName: v.name, nickName: v.name, status: v.status, remark: v.remark, ...(orgId !== undefined ? { orgId } : {}) });
+        const input = ours(AddUserRequest, { loginName: v.name, nickName: v.name, status: v.status, remark: v.remark, ...(orgId !== undefined ? { orgId } : {}) }, USER_NAMES);
+        const user = await addUser(c.get('deps'), c.get('run'), input);
         return ok(c, toVbenUser(user));
       })
       .put('/system/user/:id', ...write('sys:user:edit', 'sysUser', 'edit'), async (c) => {
@@ -113,7 +172,7 @@ export function systemRoutes() {
         const orgId = changed(orgOf(v.deptId), current.orgId);
         const edit = { loginName: changed(v.name, current.loginName), status: changed(v.status, current.status), remark: changed(v.remark, current.remark) };
         if (orgId === undefined && Object.values(edit).every((x) => x === undefined)) return ok(c, null);
-        await editUser(deps, run, { id, version: current.version, ...edit, ...(orgId !== undefined ? { orgId } : {}) });
+        await editUser(deps, run, ours(EditUserRequest, { id, version: current.version, ...edit, ...(orgId !== undefined ? { orgId } : {}) }, USER_NAMES));
         return ok(c, null);
       })
       .delete('/system/user/:id', ...write('sys:user:delete', 'sysUser', 'delete'), async (c) => {
@@ -126,10 +185,13 @@ export function systemRoutes() {
         const result = await pageRoles(c.get('deps'), c.get('run'), { ...paging(c), params: { name: q.name || undefined, status: statusFilter(q.status) } });
         return ok(c, { items: result.records.map(toVbenRole), total: result.total });
       })
+      .post('/system/role', ...write('sys:role:add', 'sysRole', 'add'), () => {
+        throw badRequest(ROLE_FORM);
+      })
       .put('/system/role/:id', ...write('sys:role:changeStatus', 'sysRole', 'changeStatus'), async (c) => {
         const id = pathId(c);
         const v = await body(c, z.looseObject({ status: Status.optional() }));
-        if (!v.status || Object.keys(v).length !== 1) throw badRequest('Only the status switch is mapped for roles; edit roles through /app/sysRole (docs/vben.md)');
+        if (!v.status || Object.keys(v).length !== 1) throw badRequest(ROLE_FORM);
         await changeRoleStatus(c.get('deps'), c.get('run'), { id, status: v.status });
         return ok(c, null);
       })
@@ -150,6 +212,25 @@ export function systemRoutes() {
         const rows = flat(await menuTree(c.get('run')));
         return ok(c, rows.some((m) => m.path === path.trim() && String(m.id) !== id));
       })
+      .post('/system/menu', ...write('sys:menu:add', 'sysMenu', 'add'), async (c) => {
+        const input = ours(MenuAddRequest, menuFields(await body(c, MenuWrite)), MENU_NAMES);
+        return ok(c, toVbenMenu({ ...(await addMenu(c.get('deps'), c.get('run'), input)), children: [] }));
+      })
+      .put('/system/menu/:id', ...write('sys:menu:edit', 'sysMenu', 'edit'), async (c) => {
+        const id = pathId(c);
+        const fields = menuFields(await body(c, MenuWrite));
+        const run = c.get('run');
+        // No version from vben: the one read just now (last writer wins); only what differs, so an
+        // unchanged permission code is not "set" (only a super admin may set one).
+        const current = (await menuDetail(run, id)) as unknown as Record<string, unknown>;
+        const changed = Object.fromEntries(Object.entries(fields).filter(([k, x]) => current[k] !== x));
+        await editMenu(c.get('deps'), run, ours(MenuEditRequest, { id, version: current.version, ...changed }, MENU_NAMES));
+        return ok(c, null);
+      })
+      .delete('/system/menu/:id', ...write('sys:menu:delete', 'sysMenu', 'delete'), async (c) => {
+        await deleteMenus(c.get('run'), [pathId(c)]);
+        return ok(c, null);
+      })
       // ---- departments: our organisations (pid ↔ parentId)
       .get('/system/dept/list', ...read('sys:org:tree'), async (c) => ok(c, (await orgTree(c.get('run'))).map(toVbenDept)))
       .post('/system/dept', ...write('sys:org:add', 'sysOrg', 'add'), async (c) => {
@@ -158,7 +239,8 @@ export function systemRoutes() {
         const deps = c.get('deps');
         // vben has no organisation code; ours is unique, so the dialect makes one up.
         const code = `d${deps.ids.uuid().replace(/-/g, '').slice(0, 16)}`;
-        const org = await addOrg(deps, c.get('run'), { name: v.name, code, parentId: orgOf(v.pid) ?? 0, status: v.status, remark: v.remark ?? undefined });
+        const input = ours(OrgAddRequest, { name: v.name, code, parentId: orgOf(v.pid) ?? 0, status: v.status, remark: v.remark ?? undefined }, DEPT_NAMES);
+        const org = await addOrg(deps, c.get('run'), input);
         return ok(c, toVbenDept({ ...org, children: [] }));
       })
       .put('/system/dept/:id', ...write('sys:org:edit', 'sysOrg', 'edit'), async (c) => {
@@ -171,7 +253,7 @@ export function systemRoutes() {
         // reads the tree for its checks; an edit in place stays one batch after this read).
         const pid = v.pid === undefined ? undefined : (orgOf(v.pid) ?? 0);
         const parentId = pid === current.parentId ? undefined : pid;
-        await editOrg(c.get('deps'), run, { id, version: current.version, name: v.name, parentId, status: v.status, remark: v.remark ?? undefined });
+        await editOrg(c.get('deps'), run, ours(OrgEditRequest, { id, version: current.version, name: v.name, parentId, status: v.status, remark: v.remark ?? undefined }, DEPT_NAMES));
         return ok(c, null);
       })
       .delete('/system/dept/:id', ...write('sys:org:delete', 'sysOrg', 'delete'), async (c) => {
