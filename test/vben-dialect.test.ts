@@ -185,9 +185,15 @@ for (const runtime of RUNTIMES) {
       });
 
       test('role list, menu tree, name-exists / path-exists', async () => {
+        const perm = await t.call('POST', '/app/sysRole/add', { token: admin, body: { name: 'Perm', code: 'vb_perm' } });
+        await t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: perm.data.id, menuIds: [3, 2] } });
         const roles = await vok('GET', '/system/role/list?page=1&pageSize=20', admin);
         rts['GET role/list'] = rt(roles.res);
         expect(roles.body.data.items.find((r: any) => r.code === 'superAdmin')).toMatchObject({ id: expect.any(String), status: 1, permissions: [] });
+        const helpdesk = roles.body.data.items.find((r: any) => r.code === 'vb_perm');
+        const granted = await t.rows<{ menu_id: number }>('SELECT menu_id FROM role_menu WHERE role_id = ? ORDER BY menu_id', Number(helpdesk?.id));
+        expect(granted.length).toBe(2);
+        expect(helpdesk.permissions).toEqual(granted.map((g) => String(g.menu_id)));
         const menus = await vok('GET', '/system/menu/list', admin);
         rts['GET menu/list'] = rt(menus.res);
         const users = (menus.body.data as any[]).flatMap((m) => m.children ?? []).find((m: any) => m.path === '/user/list');

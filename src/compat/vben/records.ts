@@ -9,12 +9,9 @@ export function toVbenUser(u: { id: number; loginName: string; nickName: string;
   return { id: String(u.id), name: u.loginName, realName: u.nickName, status: status(u.status), deptId: u.orgId === null ? '' : String(u.orgId), remark: u.remark ?? '', createTime: u.createdAt, version: u.version };
 }
 
-/**
- * `permissions` is vben's list of the role's menu ids; the page answer does not carry grants (one
- * more read per role), so it is empty here and grants stay with /app/sysRole/grantMenu.
- */
-export function toVbenRole(r: { id: number; name: string; code: string; status: string; remark: string | null; createdAt: string; version: number }) {
-  return { id: String(r.id), name: r.name, code: r.code, status: status(r.status), remark: r.remark ?? '', createTime: r.createdAt, permissions: [] as string[], version: r.version };
+/** `permissions` is vben's list of the role's granted menu ids (read with the page, as strings). */
+export function toVbenRole(r: { id: number; name: string; code: string; status: string; remark: string | null; createdAt: string; version: number; menuIds?: number[] }) {
+  return { id: String(r.id), name: r.name, code: r.code, status: status(r.status), remark: r.remark ?? '', createTime: r.createdAt, permissions: (r.menuIds ?? []).map(String), version: r.version };
 }
 
 const MENU_TYPE = { directory: 'catalog', menu: 'menu', button: 'button' } as const;

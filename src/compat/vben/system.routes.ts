@@ -182,7 +182,7 @@ export function systemRoutes() {
       // ---- roles
       .get('/system/role/list', ...read('sys:role:page'), async (c) => {
         const q = c.req.query();
-        const result = await pageRoles(c.get('deps'), c.get('run'), { ...paging(c), params: { name: q.name || undefined, status: statusFilter(q.status) } });
+        const result = await pageRoles(c.get('deps'), c.get('run'), { ...paging(c), params: { name: q.name || undefined, status: statusFilter(q.status) } }, { menuIds: true });
         return ok(c, { items: result.records.map(toVbenRole), total: result.total });
       })
       .post('/system/role', ...write('sys:role:add', 'sysRole', 'add'), () => {
