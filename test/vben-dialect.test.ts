@@ -91,6 +91,13 @@ for (const runtime of RUNTIMES) {
         expect((await v('POST', '/auth/logout', { headers: { authorization: 'Bearer garbage' } })).status).toBe(200);
       });
 
+      test('timezone (the playground header): none stored, none offered, setting refused', async () => {
+        expect((await vok('GET', '/timezone/getTimezone', admin)).body.data).toBeNull();
+        expect((await v('GET', '/timezone/getTimezone')).status).toBe(401);
+        expect((await vok('GET', '/timezone/getTimezoneOptions', admin)).body.data).toEqual([]);
+        expect((await v('POST', '/timezone/setTimezone', { token: admin, body: { timezone: 'UTC' } })).status).toBe(400);
+      });
+
       test('refresh: an honest 403 (no refresh token here), never a token', async () => {
         const r = await v('POST', '/auth/refresh', { body: { withCredentials: true } });
         expect(r.status).toBe(403);

@@ -78,6 +78,13 @@ export function coreRoutes() {
       // treats like an expired session: back to the login page, once.
       throw forbidden('This service issues no refresh token: log in again');
     })
+    // The playground's header asks for a stored time zone on every page. We keep none per user:
+    // null (vben then uses the browser's), no options to offer, and setting one is refused.
+    .get('/timezone/getTimezone', ...read(null), (c) => ok(c, null))
+    .get('/timezone/getTimezoneOptions', (c) => ok(c, []))
+    .post('/timezone/setTimezone', () => {
+      throw badRequest('timezone: this service keeps no time zone per user');
+    })
     .get('/auth/codes', ...read(null), async (c) => {
       const info = await loginUserInformation(c.get('deps'), c.get('run'));
       return ok(c, info.permissions);
