@@ -27,6 +27,7 @@ import { jobLogRoutes, jobRoutes } from './modules/jobs/index.ts';
 import { loginUserRoutes } from './modules/login-user/index.ts';
 import { loginLogRoutes } from './modules/login-logs/index.ts';
 import { menuRoutes } from './modules/menus/index.ts';
+import { mfaRoutes } from './modules/mfa/index.ts';
 import { noticeRoutes } from './modules/notices/index.ts';
 import { onlineRoutes } from './modules/online/index.ts';
 import { opLogRoutes } from './modules/op-logs/index.ts';
@@ -36,6 +37,7 @@ import { roleRoutes } from './modules/roles/index.ts';
 import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
 import { buildOpenApiDocument, withServer } from './http/openapi.ts';
+import { RUOYI_IMPORT_PATH, ruoyiDialect } from './compat/ruoyi/index.ts';
 import { vbenDialect } from './compat/vben/index.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -110,6 +112,8 @@ export function createApp(deps: Deps) {
   // request. Order: trace id and deps → security headers → CORS (only when the browser sent an
   // Origin) → JSON body limit (not for GET; uploads and the users import read with their own limits).
   const onError = errorHandler(log, (err) => deps.classifyError?.(err));
+  // The RuoYi dialect's user import reads its multipart body under the import's limit, as ours does.
+  const ruoyiImportPath = config.RUOYI_API_PREFIX ? config.RUOYI_API_PREFIX + RUOYI_IMPORT_PATH : undefined;
   app.use('*', async (c, next) => {
     const traceId = traceIdFromParent(c.req.header('traceparent')) ?? newTraceId();
     // Per request: the database calls its runner makes, counted for the Server-Timing header.
@@ -134,7 +138,8 @@ export function createApp(deps: Deps) {
       ensureSecurityHeaders(c.res.headers);
       return;
     }
-    const limited = method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload') && c.req.path !== '/app/sysUser/import';
+    const limited =
+      method !== 'GET' && method !== 'HEAD' && !c.req.path.endsWith('/upload') && c.req.path !== '/app/sysUser/import' && c.req.path !== ruoyiImportPath;
     const inner = limited ? async () => void (await jsonLimit(c, next)) : next;
     try {
       // CORS answers a preflight itself with a Response; Hono's compose would adopt it, so do we.
@@ -174,6 +179,7 @@ export function createApp(deps: Deps) {
     })
     .route('/', authRoutes)
     .route('/', loginUserRoutes)
+    .route('/', mfaRoutes)
     .route('/', userRoutes)
     .route('/', roleRoutes)
     .route('/', menuRoutes)
@@ -192,6 +198,9 @@ export function createApp(deps: Deps) {
     .route('/', postRoutes)
     .route('/', apiKeyRoutes);
 
+  // The RuoYi-Vue3 dialect (docs/ruoyi.md): off unless RUOYI_API_PREFIX names where it lives.
+  if (config.RUOYI_API_PREFIX) app.route(config.RUOYI_API_PREFIX, ruoyiDialect(config.RUOYI_API_PREFIX));
+  // The vue-vben-admin dialect (docs/vben.md): off unless VBEN_API_PREFIX names where it lives.
   if (vben) app.route(vben.prefix, vben.routes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {

@@ -47,6 +47,15 @@ const schema = z
     ADMIN_PASSWORD: z.string().optional(),
     PASSWORD_MIN_LENGTH: int(8, 8, 128),
     CORS_ORIGINS: list,
+    /** The name authenticator apps show for a TOTP entry (the otpauth:// issuer). */
+    MFA_ISSUER: z.string().trim().min(1).max(64).regex(/^[^:]+$/, 'must not contain a colon').default('Edge Admin'),
+    /**
+     * WebAuthn relying party: the host name passkeys are bound to (the SPA's, e.g.
+     * `admin.example.com`). Unset: the host of PUBLIC_URL, else `localhost`.
+     */
+    WEBAUTHN_RP_ID: z.string().regex(/^[a-z0-9.-]+$/i, 'must be a host name (no scheme or port)').optional(),
+    /** Origins a passkey ceremony may come from (the SPA's). Unset: CORS_ORIGINS plus the origin of PUBLIC_URL. */
+    WEBAUTHN_ORIGINS: list,
     MAX_UPLOAD_BYTES: int(50 * MiB, 1, 2 ** 40),
     MAX_IMAGE_BYTES: int(10 * MiB, 1, 2 ** 40),
     LOG_RETENTION_DAYS: int(180, 0, 36500),
@@ -96,6 +105,17 @@ const schema = z
      * the reads after the auth check on a replica at least as new as the client's X-D1-Bookmark).
      */
     D1_READ_REPLICATION: bool(false),
+    /**
+     * Where the RuoYi-Vue3 dialect is mounted (src/compat/ruoyi, docs/ruoyi.md), e.g. `/ruoyi`; unset:
+     * not mounted. One path segment or more, no trailing slash.
+     */
+    RUOYI_API_PREFIX: z
+      .string()
+      .regex(/^(\/[A-Za-z0-9_-]+)+$/, 'must be a path such as /ruoyi (letters, digits, _ and -, no trailing slash)')
+      .refine((p) => !/^\/(app|auth|health|docs|openapi\.json)(\/|$)/.test(p), 'must not overlap the native API (/app, /auth, /health, /docs)')
+      .optional(),
+    /** At the first start (empty database): `ruoyi` shapes the menus for RuoYi-Vue3's views (docs/ruoyi.md). */
+    MENU_PRESET: z.enum(['none', 'ruoyi'], { message: 'must be none or ruoyi' }).default('none'),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === 'production' && (!c.JWT_SECRET || new TextEncoder().encode(c.JWT_SECRET).length < 32)) {

@@ -8,7 +8,9 @@ import { createClient, loginUserInformation, type LoginUserInformation } from '.
 import { ruoyiBody, ruoyiInfo, ruoyiLogin, ruoyiPageRequest, ruoyiRouters, ruoyiRows, type RuoyiRoute } from '../examples/adapters/ruoyi.ts';
 import { routeKey, soybeanLogin, soybeanUserInfo, soybeanUserRoutes, type SoybeanMenuRoute } from '../examples/adapters/soybean.ts';
 import { vbenAccessCodes, vbenLogin, vbenMenus, vbenUserInfo, type VbenRoute } from '../examples/adapters/vben.ts';
-import type { LoginData } from '../examples/adapters/common.ts';
+import { loginWithSecondFactor, type LoginChallenge, type LoginData, type PostData } from '../examples/adapters/common.ts';
+import { base32Decode } from '../src/core/base32.ts';
+import { totpAt } from '../src/core/totp.ts';
 import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'edge-adapters-'));
@@ -21,7 +23,9 @@ let clerk: LoginUserInformation;
 async function signIn(api: ReturnType<typeof createClient>, loginName: string, password: string) {
   const res = await api.auth.login.$post({ json: { loginName, password } });
   if (!res.ok) throw new Error((await res.json()).msg);
-  return (await res.json()).data;
+  const data = (await res.json()).data;
+  if (data.token === null) throw new Error(`${loginName} has a second factor: not expected here`);
+  return data;
 }
 
 beforeAll(async () => {
@@ -114,5 +118,60 @@ describe('soybean-admin', () => {
     const all = walk<SoybeanMenuRoute>(routes);
     expect(new Set(all.map((r) => r.name)).size).toBe(all.length);
     expect(routeKey('/permission/role')).toBe('permission_role');
+  });
+});
+
+describe('login recipe with a second factor (common.ts)', () => {
+  /** A template's request function: the envelope's data, or a throw with its msg. */
+  const postAs = async <T>(path: string, body: unknown, bearer?: string) => {
+    const res = await fetch(server.baseUrl + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    const e = (await res.json()) as { status: number; msg: string; data: T };
+    if (e.status !== 200) throw new Error(e.msg);
+    return e.data;
+  };
+  const post: PostData = (path, body) => postAs(path, body);
+  const noFactor = async (): Promise<never> => {
+    throw new Error('askFactor called for an account without a second factor');
+  };
+  let secret: Uint8Array;
+  let recovery: string[];
+  const challenges: LoginChallenge[] = [];
+
+  beforeAll(async () => {
+    const api = createClient(server.baseUrl, () => token);
+    expect((await api.app.sysUser.add.$post({ json: { loginName: 'ann', password: 'Amber-Kettle-58' } })).status).toBe(200);
+    const ann = (await loginWithSecondFactor(post, { loginName: 'ann', password: 'Amber-Kettle-58' }, noFactor)).token;
+    secret = base32Decode((await postAs<{ secret: string }>('/app/sysLoginUser/mfa/totp/start', {}, ann)).secret)!;
+    recovery = (await postAs<{ recoveryCodes: string[] }>('/app/sysLoginUser/mfa/totp/confirm', { code: await totpAt(secret, Date.now()) }, ann)).recoveryCodes;
+    expect(recovery.length).toBe(10);
+  });
+
+  test('no factor: the token at once, askFactor never called', async () => {
+    const data = await loginWithSecondFactor(post, { loginName: 'admin', password: E2E_ADMIN_PASSWORD }, noFactor);
+    expect(vbenLogin(data).accessToken).toBe(data.token);
+  });
+
+  test('TOTP: askFactor gets the challenge; the verified login maps like any other', async () => {
+    const data = await loginWithSecondFactor(post, { loginName: 'ann', password: 'Amber-Kettle-58' }, async (c) => {
+      challenges.push(c);
+      return { code: await totpAt(secret, Date.now() + 30_000) };
+    });
+    expect(challenges[0]).toMatchObject({ mfa: true, token: null, methods: ['totp', 'recovery'] });
+    expect(data).toMatchObject({ tokenType: 'Bearer', factor: 'totp', recoveryCodesLeft: null });
+    expect(ruoyiLogin(data).token).toBe(data.token);
+    expect(soybeanLogin(data).token).toBe(data.token);
+    const info = await fetch(`${server.baseUrl}/app/sysLoginUser/getLoginUserInformation`, { headers: { authorization: `Bearer ${data.token}` } });
+    expect(((await info.json()) as { data: LoginUserInformation }).data.user.loginName).toBe('ann');
+  });
+
+  test('a recovery code: how many are left; a wrong code is the server message', async () => {
+    const data = await loginWithSecondFactor(post, { loginName: 'ann', password: 'Amber-Kettle-58' }, async () => ({ recoveryCode: recovery[0]! }));
+    expect(data).toMatchObject({ factor: 'recovery', recoveryCodesLeft: 9 });
+    const again = loginWithSecondFactor(post, { loginName: 'ann', password: 'Amber-Kettle-58' }, async () => ({ recoveryCode: recovery[0]! }));
+    await expect(again).rejects.toThrow('The second-factor code is wrong or has expired');
   });
 });

@@ -5,6 +5,7 @@ import { hashKeyRandom } from '../src/core/api-key-secret.ts';
 import { addressAllowed, parseCidr } from '../src/core/cidr.ts';
 import { keyCallerCheck } from '../src/access/api-key-statement.ts';
 import { failedGuard } from '../src/db/guards.ts';
+import { KEY_GUESS_RULE } from '../src/http/auth.ts';
 
 /**
  * Issue 30, API keys (contract: "API keys"), on Bun and on a real D1: creation (subset rule,
@@ -34,7 +35,7 @@ for (const runtime of RUNTIMES) {
     /** The tables a refusal must leave as they were (a key's sampled last use aside). */
     const stable = async () => (await snap()).replace(/"last_used_(at|ip)":[^,]*,/g, '');
     /** `run()` answers `status` and changes nothing (the op log and a key's last use aside). */
-    async function unchanged(status: number, run: () => Promise<{ status: number; json: { msg: string } }>, msg?: RegExp) {
+    async function unchanged<R extends { status: number; json: { msg: string } }>(status: number, run: () => Promise<R>, msg?: RegExp): Promise<R> {
       const before = await stable();
       const r = await run();
       expect(`${r.status} ${r.json.msg}`).toStartWith(`${status} `);
@@ -166,6 +167,17 @@ for (const runtime of RUNTIMES) {
       expect((await post('/app/sysUser/delete', { ids: [u.id] }, admin)).status).toBe(200);
       await unchanged(401, () => post('/app/sysUser/page', {}, k.secret), /Invalid API key/);
       expect(await t.row('SELECT id FROM api_keys WHERE id = ?', k.id)).toBeNull();
+    });
+
+    test("the owner's role comes to require a second factor they have not enrolled: the key waits with them (403), and works once the flag is off", async () => {
+      const u = await w.caller(['sys:apiKey:add', 'sys:user:page'], 'all', null);
+      const k = await addKey(u.token, { codes: ['sys:user:page'] });
+      expect((await post('/app/sysUser/page', {}, k.secret)).status).toBe(200);
+      const role = (await t.row<{ version: number }>('SELECT version FROM roles WHERE id = ?', u.roleId))!;
+      expect((await post('/app/sysRole/edit', { id: u.roleId, version: role.version, mfaRequired: true }, admin)).status).toBe(200);
+      await unchanged(403, () => post('/app/sysUser/page', {}, k.secret), /Second factor required/);
+      expect((await post('/app/sysRole/edit', { id: u.roleId, version: role.version + 1, mfaRequired: false }, admin)).status).toBe(200);
+      expect((await post('/app/sysUser/page', {}, k.secret)).status).toBe(200);
     });
 
     test("the key acts with its owner's data scope: narrowing the owner's scope applies on the next request", async () => {
@@ -307,6 +319,58 @@ for (const runtime of RUNTIMES) {
       } finally {
         t.deps.config.API_KEY_PER_MINUTE = limit;
       }
+    });
+
+    test('brute force: wrong secrets are throttled per client address (429 + Retry-After); the owner elsewhere is not locked out', async () => {
+      const k = await addKey(admin, { codes: ['sys:user:page'] });
+      const fresh = await addKey(admin, { codes: ['sys:user:page'] });
+      const [, id, random] = /^ea_(\d+)_(.+)$/.exec(k.secret)!;
+      const wrong = `ea_${id}_${random!.slice(0, -1)}${random!.endsWith('A') ? 'B' : 'A'}`;
+      const attacker = '198.51.100.7';
+      const owner = '203.0.113.5';
+      // The owner's key works, and is then known to this process.
+      expect((await post('/app/sysUser/page', {}, k.secret, owner)).status).toBe(200);
+      let writes = 0;
+      const atomic = t.deps.atomic;
+      t.deps.atomic = ((batch: never) => (writes++, atomic(batch))) as typeof atomic;
+      try {
+        // Happy path: a known key writes nothing for the throttle.
+        expect((await post('/app/sysUser/page', {}, k.secret, owner)).status).toBe(200);
+        expect(writes).toBe(0);
+        await unchanged(401, () => post('/app/sysUser/page', {}, wrong, attacker), /Invalid API key/);
+        for (let i = 1; i < KEY_GUESS_RULE.limit; i++) expect((await post('/app/sysUser/page', {}, `ea_${i}_${'x'.repeat(43)}`, attacker)).status).toBe(401);
+        expect(writes).toBe(KEY_GUESS_RULE.limit); // one counter write per wrong secret, nothing else
+        const locked = await unchanged(429, () => post('/app/sysUser/page', {}, wrong, attacker));
+        const retry = Number(locked.res.headers.get('retry-after'));
+        expect(retry).toBeGreaterThan(0);
+        expect(retry).toBeLessThanOrEqual(KEY_GUESS_RULE.lockMs! / 1000);
+        // While locked, a right secret this process has not verified yet is 429 too (no oracle), and
+        // refusals cost no write.
+        const again = await post('/app/sysUser/page', {}, fresh.secret, attacker);
+        expect(again.status).toBe(429);
+        expect(writes).toBe(KEY_GUESS_RULE.limit);
+        // …and, once this process knows the lock, no database access at all (Server-Timing: no round trip).
+        if (runtime === 'd1') expect(rt(again.res) || 0).toBe(0);
+      } finally {
+        t.deps.atomic = atomic;
+      }
+      // The owner, at another address, is not locked out; another address guessing is counted apart.
+      expect((await post('/app/sysUser/page', {}, k.secret, owner)).status).toBe(200);
+      expect((await post('/app/sysUser/page', {}, wrong, owner)).status).toBe(401);
+      // The lock is in the database: another process (here: an address locked by one) refuses too.
+      const other = '192.0.2.99';
+      await t.exec(
+        'INSERT INTO rate_limits (key, count, window_start, locked_until) VALUES (?, ?, ?, ?)',
+        `api-key-ip:${other}`,
+        KEY_GUESS_RULE.limit,
+        new Date(t.clock.now()).toISOString(),
+        new Date(t.clock.now() + 60_000).toISOString(),
+      );
+      expect((await post('/app/sysUser/page', {}, fresh.secret, other)).status).toBe(429);
+      // After the lock, the address may try again.
+      t.clock.advance(KEY_GUESS_RULE.lockMs!);
+      expect((await post('/app/sysUser/page', {}, wrong, attacker)).status).toBe(401);
+      expect((await post('/app/sysUser/page', {}, fresh.secret, attacker)).status).toBe(200);
     });
 
     test('last use is recorded at most once per API_KEY_LAST_USED_SECONDS, not on every request', async () => {

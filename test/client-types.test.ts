@@ -39,7 +39,21 @@ export type LoginBody = Assert<
   Equal<Flat<InferRequestType<Login>['json']>, { loginName: string; password: string; codeKey?: string | null | undefined; securityCode?: string | null | undefined }>
 >;
 export type LoginOk = Assert<
-  Equal<InferResponseType<Login, 200>, Ok<{ token: string; tokenType: 'Bearer'; expiresIn: number; expiresAt: string }>>
+  Equal<
+    InferResponseType<Login, 200>,
+    Ok<
+      | { token: string; tokenType: 'Bearer'; expiresIn: number; expiresAt: string }
+      // An account with a second factor: a challenge for /auth/login/verify, no token yet.
+      | { mfa: true; challenge: string; methods: ('totp' | 'passkey' | 'recovery')[]; token: null }
+    >
+  >
+>;
+type Verify = Client['auth']['login']['verify']['$post'];
+export type VerifyOk = Assert<
+  Equal<
+    InferResponseType<Verify, 200>,
+    Ok<{ token: string; tokenType: 'Bearer'; expiresIn: number; expiresAt: string; factor: 'totp' | 'passkey' | 'recovery'; recoveryCodesLeft: number | null }>
+  >
 >;
 export type LoginErrors = Assert<Equal<InferResponseType<Login, 400 | 401 | 403 | 429>, ErrorEnvelope>>;
 
@@ -61,6 +75,7 @@ type PublicUser = {
   orgId: number | null;
   orgName: string | null;
   postIds: number[];
+  mfaEnabled: boolean;
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -178,6 +193,7 @@ describe('typed client (hc<AppType>)', () => {
     expect(res.status).toBe(200);
     if (!res.ok) throw new Error('login failed');
     const login = await res.json();
+    if (login.data.token === null) throw new Error('the admin has no second factor here');
     expect(login.data.tokenType).toBe('Bearer');
     token = login.data.token;
 

@@ -14,6 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bunServer, E2E_ADMIN_PASSWORD, type Target } from './e2e/servers.ts';
 import { openApiChecker, type Operation } from './support/openapi-check.ts';
+import { SoftAuthenticator } from './support/soft-authenticator.ts';
+import { base32Decode } from '../src/core/base32.ts';
+import { totpAt } from '../src/core/totp.ts';
+
+// Passkeys: the servers below name this SPA origin as their relying party's.
+const SPA_ORIGIN = 'http://localhost:5173';
+/** The code an authenticator app shows `steps` steps from now (the servers run on the real clock). */
+const totpCode = (secret: Uint8Array, steps = 0) => totpAt(secret, Date.now() + steps * 30_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'edge-conformance-'));
 let server: Target;
@@ -105,8 +113,35 @@ async function writesOn(base: string) {
     f.set('file', new File(['Login name*\r\nimported_w\r\n'], 'users.csv', { type: 'text/csv' }));
     return f;
   };
+  // Second factor: a user with an enrolment under way, passkey options answered, a passkey to remove.
+  const mfaUser = await ok('POST', '/app/sysUser/add', { json: { loginName: 'wmfa', password: 'Correct-Horse-45' } });
+  const mfaToken = await login('wmfa', 'Correct-Horse-45', base);
+  const asMfa = async (path: string, json?: unknown) => {
+    const r = await call('POST', path, { base, token: mfaToken, ...(json !== undefined ? { json } : {}) });
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.json?.msg}`);
+    return r.data;
+  };
+  const pending = base32Decode((await asMfa('/app/sysLoginUser/mfa/totp/start')).secret)!;
+  const device = await SoftAuthenticator.create();
+  const kept = await asMfa('/app/sysLoginUser/mfa/passkey/register', { response: await device.register(await asMfa('/app/sysLoginUser/mfa/passkey/options'), SPA_ORIGIN) });
+  const second = await SoftAuthenticator.create();
+  const answered = await second.register(await asMfa('/app/sysLoginUser/mfa/passkey/options'), SPA_ORIGIN);
+  const mfaChallenge = (await call('POST', '/auth/login', { base, json: { loginName: 'wmfa', password: 'Correct-Horse-45' } })).data.challenge as string;
+  const m = (path: string, json?: () => Promise<unknown>) => async () => call('POST', path, { base, token: mfaToken, ...(json ? { json: await json() } : {}) });
   const w = (path: string, init: Init = {}) => () => call('POST', path, { base, token, ...init });
   return {
+    sysLoginUser_mfa_totp_start: m('/app/sysLoginUser/mfa/totp/start'),
+    sysLoginUser_mfa_totp_confirm: m('/app/sysLoginUser/mfa/totp/confirm', async () => ({ code: await totpCode(pending) })),
+    // Both count the try first (a write), whatever the code.
+    sysLoginUser_mfa_totp_disable: m('/app/sysLoginUser/mfa/totp/disable', async () => ({ password: 'Correct-Horse-45', code: '000000' })),
+    sysLoginUser_mfa_recoveryCodes: m('/app/sysLoginUser/mfa/recoveryCodes', async () => ({ code: '000000' })),
+    sysLoginUser_mfa_passkey_options: m('/app/sysLoginUser/mfa/passkey/options'),
+    sysLoginUser_mfa_passkey_register: m('/app/sysLoginUser/mfa/passkey/register', async () => ({ response: answered })),
+    sysLoginUser_mfa_passkey_delete: m('/app/sysLoginUser/mfa/passkey/delete', async () => ({ id: kept.passkey.id })),
+    sysUser_resetMfa: w('/app/sysUser/resetMfa', { json: { id: mfaUser.id } }),
+    // The second login step counts its try first; the passkey options store their challenge.
+    auth_login_verify: () => call('POST', '/auth/login/verify', { base, json: { challenge: mfaChallenge, code: '000000' } }),
+    auth_login_passkeyOptions: () => call('POST', '/auth/login/passkeyOptions', { base, json: { challenge: mfaChallenge } }),
     auth_login: () => call('POST', '/auth/login', { base, json: { loginName: 'admin', password: E2E_ADMIN_PASSWORD } }),
     auth_logout: () => call('POST', '/auth/logout', { base, token: spare }),
     sysLoginUser_updateInfo: w('/app/sysLoginUser/updateInfo', { json: { nickName: 'Keeper' } }),
@@ -191,7 +226,7 @@ beforeAll(async () => {
   mkdirSync(fullDir);
   const smallDisk = (argv: string[]) => ['unshare', '-rm', 'sh', '-c', 'mount -t tmpfs -o size=16m tmpfs "$0" && exec "$@"', fullDir, ...argv];
   // SQLITE_BUSY_TIMEOUT_MS: a write waits at most 50 ms for another connection's lock (503 after).
-  const limits = { MAX_UPLOAD_BYTES: '65536', MAX_IMAGE_BYTES: '65536', BACKUP_EVERY_HOURS: '0', SQLITE_BUSY_TIMEOUT_MS: '50' };
+  const limits = { MAX_UPLOAD_BYTES: '65536', MAX_IMAGE_BYTES: '65536', BACKUP_EVERY_HOURS: '0', SQLITE_BUSY_TIMEOUT_MS: '50', WEBAUTHN_ORIGINS: SPA_ORIGIN };
   [server, captchaServer, fullServer] = await Promise.all([
     bunServer(join(dir, 'srv'), false, { ...limits, BACKUP_DIR: join(dir, 'backups') }),
     // MIN_FREE_MB at its maximum (1 TiB): its readiness probe answers 503 (below the free-space floor).
@@ -500,6 +535,70 @@ describe('every response conforms to /openapi.json', () => {
     expect((await call('POST', '/app/sysJobLog/delete', { token: admin, json: { ids: [ran.data.id] } })).status).toBe(200);
     expect((await call('POST', '/app/sysJobLog/clear', { token: admin })).status).toBe(200);
 
+    // Second factor (contract: "Second factor"): enrol, the login challenge and its errors, recovery
+    // codes, disabling (429 after wrong codes), passkeys, an admin's reset.
+    const mfa = async (loginName: string) => {
+      const u = (await ok('POST', '/app/sysUser/add', { json: { loginName, password: 'Correct-Horse-46' } })).data;
+      const t = await login(loginName, 'Correct-Horse-46');
+      const start = await call('POST', '/app/sysLoginUser/mfa/totp/start', { token: t });
+      expect(start.status).toBe(200);
+      const secret = base32Decode(start.data.secret)!;
+      const confirmed = await call('POST', '/app/sysLoginUser/mfa/totp/confirm', { token: t, json: { code: await totpCode(secret) } });
+      expect(confirmed.status).toBe(200);
+      expect((await call('POST', '/app/sysLoginUser/mfa/totp/start', { token: t })).status).toBe(400); // already on
+      return { id: u.id as number, token: t, secret, codes: confirmed.data.recoveryCodes as string[] };
+    };
+    const mia = await mfa('mia');
+    expect((await call('GET', '/app/sysLoginUser/mfa/status', { token: mia.token })).status).toBe(200);
+    const challenge = async (loginName: string) => (await call('POST', '/auth/login', { json: { loginName, password: 'Correct-Horse-46' } })).data.challenge as string;
+    expect((await call('POST', '/auth/login/verify', { json: { challenge: await challenge('mia'), code: await totpCode(mia.secret, 1) } })).status).toBe(200);
+    expect((await call('POST', '/auth/login/verify', { json: { challenge: 'nothing.bWlh', code: '123456' } })).status).toBe(401);
+    expect((await call('POST', '/auth/login/verify', { json: { challenge: 'x', code: '1' } })).status).toBe(400);
+    expect((await call('POST', '/auth/login/passkeyOptions', { json: { challenge: 'nothing.bWlh' } })).status).toBe(401);
+    expect((await call('POST', '/auth/login/passkeyOptions', { json: { challenge: await challenge('mia') } })).status).toBe(400); // no passkey
+    const pete = await mfa('pete');
+    expect((await call('POST', '/app/sysLoginUser/mfa/recoveryCodes', { token: pete.token, json: { code: await totpCode(pete.secret, 1) } })).status).toBe(200);
+    const ugo = await mfa('ugo');
+    expect((await call('POST', '/app/sysLoginUser/mfa/totp/disable', { token: ugo.token, json: { password: 'Correct-Horse-46', code: await totpCode(ugo.secret, 1) } })).status).toBe(200);
+    let wrongs = 0;
+    for (let i = 0; i < 6; i++) wrongs = (await call('POST', '/app/sysLoginUser/mfa/totp/disable', { token: pete.token, json: { password: 'Correct-Horse-46', code: '000000' } })).status;
+    expect(wrongs).toBe(429);
+    // Disabled between the password and the code: 403.
+    const petesChallenge = await challenge('pete');
+    await ok('POST', '/app/sysUser/changeStatus', { json: { id: pete.id, status: 'disabled' } });
+    expect((await call('POST', '/auth/login/verify', { json: { challenge: petesChallenge, recoveryCode: pete.codes[0] } })).status).toBe(403);
+    // Wrong codes lock the name: 429.
+    const miaChallenge = await challenge('mia');
+    let locked = 0;
+    for (let i = 0; i < 6; i++) locked = (await call('POST', '/auth/login/verify', { json: { challenge: miaChallenge, code: '000000' } })).status;
+    expect(locked).toBe(429);
+    // Passkeys.
+    const device = await SoftAuthenticator.create();
+    const options = await call('POST', '/app/sysLoginUser/mfa/passkey/options', { token: ugo.token });
+    expect(options.status).toBe(200);
+    const registered = await call('POST', '/app/sysLoginUser/mfa/passkey/register', { token: ugo.token, json: { response: await device.register(options.data, SPA_ORIGIN), name: 'Key' } });
+    expect(registered.status).toBe(200);
+    const ugoChallenge = await challenge('ugo');
+    const request = await call('POST', '/auth/login/passkeyOptions', { json: { challenge: ugoChallenge } });
+    expect(request.status).toBe(200);
+    expect((await call('POST', '/auth/login/verify', { json: { challenge: ugoChallenge, passkey: await device.assert(request.data, SPA_ORIGIN) } })).status).toBe(200);
+    const ugoAgain = await challenge('ugo'); // for the lost table below, while Ugo still has a passkey
+    expect((await call('POST', '/app/sysLoginUser/mfa/passkey/delete', { token: ugo.token, json: { id: 99999999 } })).status).toBe(404);
+    expect((await call('POST', '/app/sysLoginUser/mfa/passkey/delete', { token: ugo.token, json: { id: registered.data.passkey.id } })).status).toBe(200);
+    expect((await call('POST', '/app/sysUser/resetMfa', { token: admin, json: { id: 99999999 } })).status).toBe(404);
+    expect((await call('POST', '/app/sysUser/resetMfa', { token: admin, json: { id: mia.id } })).status).toBe(200);
+    expect((await call('POST', '/app/sysUser/grantRole', { token: admin, json: { userId: 99999999, roleIds: [] } })).status).toBe(404);
+    // The challenges' table lost: both login steps that read it answer the 500 envelope.
+    const lostChallenges = new Database(join(dir, 'srv/admin.db'));
+    lostChallenges.run('ALTER TABLE mfa_challenges RENAME TO mfa_challenges_lost');
+    try {
+      expect((await call('POST', '/auth/login/verify', { json: { challenge: ugoAgain, code: '123456' } })).status).toBe(500);
+      expect((await call('POST', '/auth/login/passkeyOptions', { json: { challenge: ugoAgain } })).status).toBe(500);
+    } finally {
+      lostChallenges.run('ALTER TABLE mfa_challenges_lost RENAME TO mfa_challenges');
+      lostChallenges.close();
+    }
+
     // Login errors: wrong password 401, disabled 403, then the name is locked: 429 with Retry-After.
     const carol = await call('POST', '/app/sysUser/add', { token: admin, json: { loginName: 'carol', password: 'Quiet-Lantern-31', status: 'disabled' } });
     expect(carol.status).toBe(200);
@@ -597,13 +696,19 @@ describe('every response conforms to /openapi.json', () => {
       for (const { path, method, op } of checker.operations) {
         const M = method.toUpperCase();
         // A login that gets as far as creating its session (the example's name may be locked by now).
-        const json = op.operationId === 'auth_login' ? { loginName: 'bob', password: 'Other-Walrus-59' } : op.requestBody?.content?.['application/json']?.example;
+        const json =
+          op.operationId === 'auth_login'
+            ? { loginName: 'bob', password: 'Other-Walrus-59' }
+            : op.operationId === 'auth_login_verify' // a name not locked by now (bob)
+              ? { challenge: 'q83vEjRWeJAq83vEjRWeJAq83vEjRWeJAq.Ym9i', code: '123456' }
+              : op.requestBody?.content?.['application/json']?.example;
         const hasId = (op.parameters ?? []).some((p: any) => p.name === 'id' && p.in === 'query');
         const r = await call(M, path, { token: admin, query: hasId ? 'id=1' : '', ...(json !== undefined ? { json } : M === 'POST' && op.requestBody ? { body: form('x.txt', 'x', 'text/plain') } : {}) });
         answers.push(`${op.operationId} ${r.status}`);
       }
       const no500 = answers.filter((a) => !a.endsWith(' 500'));
-      expect(no500).toEqual(['health 200', 'health_ready 200', 'auth_captcha 200']);
+      // The second login step reads its challenge, not a session (a session is written only on success).
+      expect(no500).toEqual(['health 200', 'health_ready 200', 'auth_captcha 200', 'auth_login_verify 401', 'auth_login_passkeyOptions 401']);
     } finally {
       db.run('ALTER TABLE sessions_lost RENAME TO sessions');
       db.close();

@@ -48,7 +48,7 @@ describe('page', () => {
     const times = r.data.records.map((x: any) => x.createdAt);
     expect(times).toEqual([...times].sort().reverse());
     expect(Object.keys(r.data.records[0]).sort()).toEqual(
-      ['id', 'loginName', 'userId', 'status', 'msg', 'ip', 'userAgent', 'browser', 'os', 'country', 'city', 'traceId', 'createdAt'].sort(),
+      ['id', 'loginName', 'userId', 'status', 'msg', 'ip', 'userAgent', 'browser', 'os', 'country', 'city', 'traceId', 'createdAt', 'factor'].sort(),
     );
     const first = r.data.records.at(-1);
     expect(first).toMatchObject({ loginName: 'admin', userId: 1, status: 'success', ip: '10.0.0.1', userAgent: 'curl/8.5.0', browser: 'curl 8', createdAt: '2026-03-10T08:00:00.000Z' });

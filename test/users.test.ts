@@ -293,7 +293,7 @@ function suite() {
       const r = await t.call('GET', `/app/sysUser/detail?id=${id}`, { token: admin });
       expect(r.status).toBe(200);
       expect(Object.keys(r.data).sort()).toEqual(
-        ['avatar', 'createdAt', 'email', 'id', 'lastLoginAt', 'lastLoginIp', 'loginName', 'nickName', 'orgId', 'orgName', 'phone', 'postIds', 'remark', 'status', 'updatedAt', 'version'].sort(),
+        ['avatar', 'createdAt', 'email', 'id', 'lastLoginAt', 'lastLoginIp', 'loginName', 'mfaEnabled', 'nickName', 'orgId', 'orgName', 'phone', 'postIds', 'remark', 'status', 'updatedAt', 'version'].sort(),
       );
       expect((await t.call('GET', '/app/sysUser/detail?id=999999', { token: admin })).status).toBe(404);
       expect((await t.call('GET', '/app/sysUser/ownRole?id=999999', { token: admin })).status).toBe(404);

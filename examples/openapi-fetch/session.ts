@@ -20,7 +20,10 @@ export async function session(baseUrl: string, loginName: string, password: stri
 
   const login = await api.POST('/auth/login', { body: { loginName, password } });
   if (!login.data) throw new Error(`login refused: ${login.error?.msg}`);
-  token = login.data.data.token;
+  const answer = login.data.data;
+  // An account with a second factor gets a challenge instead (POST /auth/login/verify with a code).
+  if ('mfa' in answer) throw new Error('this account has a second factor: verify the challenge at /auth/login/verify');
+  token = answer.token;
 
   const me = await api.GET('/app/sysLoginUser/getLoginUserInformation');
   if (!me.data) throw new Error(me.error?.msg);

@@ -87,6 +87,7 @@
         sessionStorage.removeItem(TOKEN_KEY);
         void showLogin(msg);
       }
+      if (res.status === 403 && msg.startsWith(MFA_REQUIRED)) requireSecondFactor();
       throw new ApiError(res.status, msg);
     }
     return envelope.data;
@@ -151,9 +152,9 @@
   // --- dialog form ----------------------------------------------------------------------------------
 
   /**
-   * A modal form. fields: {name, label, type: text|password|number|select|checkboxes|textarea|
+   * A modal form. fields: {name, label, type: text|password|number|date|select|checkboxes|textarea|
    * checkbox|html (shown, not edited: see htmlView), value, options: [{value, label, depth}],
-   * required}. Resolves true once onSubmit(values) succeeded, false when cancelled; an ApiError it
+   * required, strings (checkboxes whose values stay strings)}. Resolves true once onSubmit(values) succeeded, false when cancelled; an ApiError it
    * throws is shown in the dialog, which stays open.
    */
   function openForm(title, fields, onSubmit, { ok = 'Save' } = {}) {
@@ -167,12 +168,13 @@
       if (f.type === 'select') {
         input = h('select', { name: f.name }, ...f.options.map((o) => h('option', { value: String(o.value), selected: String(o.value) === String(f.value ?? '') }, '\u2003'.repeat(o.depth || 0) + o.label)));
       } else if (f.type === 'checkboxes') {
-        const chosen = new Set((f.value || []).map(Number));
+        const key = f.strings ? String : Number;
+        const chosen = new Set((f.value || []).map(key));
         input = h(
           'div',
           { class: 'checks', 'data-name': f.name },
           ...f.options.map((o) =>
-            h('label', { class: 'check', style: 'padding-left:' + 1.2 * (o.depth || 0) + 'em' }, h('input', { type: 'checkbox', value: String(o.value), checked: chosen.has(Number(o.value)) }), ' ', o.label),
+            h('label', { class: 'check', style: 'padding-left:' + 1.2 * (o.depth || 0) + 'em' }, h('input', { type: 'checkbox', value: String(o.value), checked: chosen.has(key(o.value)) }), ' ', o.label),
           ),
         );
       } else if (f.type === 'checkbox') {
@@ -193,7 +195,7 @@
       const values = {};
       for (const [name, { f, input }] of inputs) {
         if (f.readOnly || f.type === 'html') continue;
-        if (f.type === 'checkboxes') values[name] = [...input.querySelectorAll('input:checked')].map((c) => Number(c.value));
+        if (f.type === 'checkboxes') values[name] = [...input.querySelectorAll('input:checked')].map((c) => (f.strings ? c.value : Number(c.value)));
         else if (f.type === 'checkbox') values[name] = input.checked;
         else if (f.type === 'number') values[name] = input.value === '' ? undefined : Number(input.value);
         else if (f.type === 'select' && f.numeric) values[name] = input.value === '' ? null : Number(input.value);
@@ -1145,6 +1147,108 @@
     details: (r) => button('Details', () => rowDetails('Run ' + r.id + ' of ' + r.jobName, r)),
   });
 
+  // --- API keys ---------------------------------------------------------------------------------------
+
+  /** Codes no key may carry (the server refuses them too: docs/api-keys.md). */
+  const keyMayCarry = (code) =>
+    !/^sys:apiKey:/.test(code) && !/mfa/i.test(code) && !['sys:role:add', 'sys:role:edit', 'sys:role:delete', 'sys:role:changeStatus', 'sys:role:grantMenu', 'sys:role:grantDataScope', 'sys:user:grantRole'].includes(code);
+
+  /** The codes this user may give a key: their own (a super admin's `*`: every button of the menu tree). */
+  async function ownCodes() {
+    const held = me.permissions.includes('*')
+      ? flatten(await api('/app/sysMenu/tree').catch(() => []))
+          .map(({ node }) => node.permission)
+          .filter(Boolean)
+      : me.permissions;
+    return [...new Set(held)].filter(keyMayCarry).sort();
+  }
+
+  /**
+   * The secret of a new key, shown this once (the server stores only its hash), with a Copy button.
+   * Resolves when the dialog is closed; the secret is then dropped from the page.
+   */
+  function showSecretOnce(secret) {
+    const dialog = $('secret-dialog');
+    const input = $('secret-value');
+    input.value = secret;
+    $('secret-copied').textContent = '';
+    $('secret-copy').onclick = async () => {
+      input.select();
+      try {
+        await navigator.clipboard.writeText(secret);
+        $('secret-copied').textContent = 'Copied to the clipboard.';
+      } catch {
+        // No clipboard permission (an insecure origin, a denied prompt): the text stays selected.
+        $('secret-copied').textContent = document.execCommand && document.execCommand('copy') ? 'Copied to the clipboard.' : 'Selected: press Ctrl+C (⌘C) to copy.';
+      }
+    };
+    return new Promise((resolve) => {
+      dialog.onclose = () => {
+        dialog.onclose = null;
+        input.value = '';
+        resolve();
+      };
+      dialog.showModal();
+      input.select();
+    });
+  }
+
+  /** Own keys, or with sys:apiKey:page the keys of users in scope; add (secret shown once), revoke. */
+  async function apiKeysPage(main) {
+    const all = can('sys:apiKey:page');
+    const codes = can('sys:apiKey:add') ? await ownCodes() : [];
+    const addKey = () =>
+      openForm(
+        'Add API key',
+        [
+          { name: 'name', label: 'Name', required: true },
+          { name: 'expiresOn', label: 'Expires on (empty: in 90 days)', type: 'date', optional: true },
+          { name: 'allowedIps', label: 'Allowed addresses (CIDR, one a line; empty: any)', type: 'textarea', value: '' },
+          { name: 'codes', label: 'Permission codes (from your own)', type: 'checkboxes', strings: true, options: codes.map((c) => ({ value: c, label: c })), value: [] },
+        ],
+        async (v) => {
+          const body = { name: v.name, codes: v.codes };
+          if (v.expiresOn) body.expiresAt = v.expiresOn + 'T00:00:00Z';
+          const ips = v.allowedIps.split(/[\s,]+/).filter(Boolean);
+          if (ips.length) body.allowedIps = ips;
+          const created = await post('/app/sysApiKey/add', body);
+          // After the form has closed: the secret in a dialog of its own.
+          setTimeout(() => void showSecretOnce(created.secret).then(() => list.reload()), 0);
+        },
+        { ok: 'Create key' },
+      ).then((done) => done && notice('API key added.'));
+    const list = pagedList(main, {
+      endpoint: '/app/sysApiKey/page',
+      filters: [
+        { name: 'name', label: 'Name contains' },
+        { name: 'status', label: 'Status', options: ['active', 'revoked', 'expired'], value: 'active' },
+      ],
+      toolbar: [can('sys:apiKey:add') && button('Add API key', addKey, { class: 'primary' })],
+      render: (records) =>
+        table(
+          [
+            { title: 'Name', cell: (k) => k.name },
+            ...(all ? [{ title: 'Owner', cell: (k) => k.loginName }] : []),
+            { title: 'Codes', cell: (k) => h('span', {}, ...k.codes.flatMap((c, i) => [i ? ' ' : '', h('code', {}, c)])), class: 'wrap' },
+            { title: 'Addresses', cell: (k) => (k.allowedIps.length ? k.allowedIps.join(', ') : 'any') },
+            { title: 'Status', cell: (k) => pill(k.status, k.status === 'active' ? 'enabled' : 'disabled') },
+            { title: 'Expires', cell: (k) => when(k.expiresAt).slice(0, 10) },
+            { title: 'Last used', cell: (k) => (k.lastUsedAt ? when(k.lastUsedAt) + ' from ' + k.lastUsedIp : 'never') },
+          ],
+          records,
+          {
+            actions: (k) => [
+              k.status === 'active' &&
+                (k.userId === me.user.id || can('sys:apiKey:revoke')) &&
+                button('Revoke', () => confirm('Revoke the API key "' + k.name + '"? Scripts using it stop working at once.') && attempt(() => post('/app/sysApiKey/revoke', { ids: [k.id] }), 'API key revoked.').then(() => list.reload()), { class: 'danger' }),
+            ],
+            empty: 'No API keys.',
+          },
+        ),
+    });
+    await list.reload();
+  }
+
   /** A menu's `component` (seeded by the migrations) → the page that shows it. */
   const PAGES = {
     'user/UserList': usersPage,
@@ -1164,6 +1268,7 @@
     'system/NoticeList': noticesPage,
     'system/JobList': jobsPage,
     'system/JobLog': jobLogPage,
+    'system/ApiKeyList': apiKeysPage,
   };
 
   // --- latest notices: every logged-in user, whatever their codes ----------------------------------
@@ -1239,6 +1344,7 @@
     const q = hash.indexOf('?');
     const path = decodeURIComponent(q < 0 ? hash : hash.slice(0, q));
     const pageQuery = new URLSearchParams(q < 0 ? '' : hash.slice(q + 1));
+    if (path === ACCOUNT_PATH || mfaPending) return accountRoute(path);
     const menu = routes.get(path) || home;
     if (!menu) {
       $('page').replaceChildren(h('p', { class: 'muted' }, 'Your roles grant no pages.'));
@@ -1264,6 +1370,334 @@
     }
     // For tests and scripts: the page has rendered its first data.
     if (run === routeRun) document.body.dataset.ready = menu.path;
+  }
+
+  // --- second factor: WebAuthn JSON, the login's second step, My account ---------------------------
+  // docs/second-factor.md. The server speaks WebAuthn's JSON forms (base64url strings); the
+  // browser's own parse…FromJSON / toJSON are used where it has them, else the same by hand.
+
+  const MFA_REQUIRED = 'Second factor required';
+  const ACCOUNT_PATH = '/account';
+  /** The session is restricted (a role requires a second factor, the user has none): My account only. */
+  let mfaPending = false;
+
+  const fromB64u = (s) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+  const toB64u = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const withIds = (list) => (list || []).map((c) => ({ ...c, id: fromB64u(c.id) }));
+
+  /** Creation options (JSON, as …/passkey/options answers) for navigator.credentials.create(). */
+  function creationOptions(json) {
+    if (PublicKeyCredential.parseCreationOptionsFromJSON) return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+    return { ...json, challenge: fromB64u(json.challenge), user: { ...json.user, id: fromB64u(json.user.id) }, excludeCredentials: withIds(json.excludeCredentials) };
+  }
+  /** Request options (JSON, as /auth/login/passkeyOptions answers) for navigator.credentials.get(). */
+  function requestOptions(json) {
+    if (PublicKeyCredential.parseRequestOptionsFromJSON) return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+    return { ...json, challenge: fromB64u(json.challenge), allowCredentials: withIds(json.allowCredentials) };
+  }
+  /** A PublicKeyCredential as the JSON the server reads (PublicKeyCredential.toJSON()); nulls left out. */
+  function credentialJSON(cred) {
+    let out;
+    if (typeof cred.toJSON === 'function') out = cred.toJSON();
+    else {
+      const r = cred.response;
+      const response = { clientDataJSON: toB64u(r.clientDataJSON) };
+      if (r.attestationObject) {
+        response.attestationObject = toB64u(r.attestationObject);
+        if (r.getTransports) response.transports = r.getTransports();
+      } else {
+        response.authenticatorData = toB64u(r.authenticatorData);
+        response.signature = toB64u(r.signature);
+        if (r.userHandle) response.userHandle = toB64u(r.userHandle);
+      }
+      out = { id: cred.id, rawId: toB64u(cred.rawId), type: cred.type, response, clientExtensionResults: cred.getClientExtensionResults(), authenticatorAttachment: cred.authenticatorAttachment };
+    }
+    if (out.authenticatorAttachment == null) delete out.authenticatorAttachment;
+    if (out.response && out.response.userHandle == null) delete out.response.userHandle;
+    return out;
+  }
+  const hasWebAuthn = () => typeof window.PublicKeyCredential === 'function' && Boolean(navigator.credentials);
+
+  // The second login step: after a right password, /auth/login answered {mfa: true, challenge, methods}.
+  let factor = null; // { challenge, methods, recovery: typing a recovery code }
+
+  function showFactorStep(answer) {
+    factor = { challenge: answer.challenge, methods: answer.methods, recovery: !answer.methods.includes('totp') };
+    show($('login-form'), false);
+    show($('factor-form'), true);
+    show($('factor-passkey'), answer.methods.includes('passkey') && hasWebAuthn());
+    showError($('factor-error'), '');
+    $('factor-code').value = '';
+    $('factor-recovery').value = '';
+    factorMode();
+  }
+
+  function hideFactorStep() {
+    factor = null;
+    show($('factor-form'), false);
+    show($('login-form'), true);
+  }
+
+  /** Code or recovery code (the switch); a passkey-only account starts with the recovery code. */
+  function factorMode() {
+    const recovery = factor.recovery;
+    const hasTotp = factor.methods.includes('totp');
+    const hasRecovery = factor.methods.includes('recovery');
+    show($('factor-code-row'), !recovery);
+    show($('factor-recovery-row'), recovery);
+    show($('factor-submit'), !recovery ? hasTotp : hasRecovery);
+    $('factor-code').required = !recovery;
+    $('factor-recovery').required = recovery;
+    show($('factor-switch'), hasTotp && hasRecovery);
+    $('factor-switch').textContent = recovery ? 'Use the authenticator app' : 'Use a recovery code';
+    $('factor-hint').textContent = recovery
+      ? 'Type one of the recovery codes you saved when you set up the second factor. Each works once.'
+      : hasTotp
+        ? 'Type the 6-digit code your authenticator app shows for this account.'
+        : 'Use your passkey.';
+    (recovery ? $('factor-recovery') : $('factor-code')).focus();
+  }
+
+  /** POST /auth/login/verify with one factor; the session starts. */
+  async function verifyFactor(proof) {
+    const submit = $('factor-submit');
+    submit.disabled = $('factor-passkey').disabled = true;
+    showError($('factor-error'), '');
+    try {
+      const result = await api('/auth/login/verify', { method: 'POST', json: { challenge: factor.challenge, ...proof } });
+      sessionStorage.setItem(TOKEN_KEY, result.token);
+      hideFactorStep();
+      await showApp();
+      if (result.recoveryCodesLeft !== null && result.recoveryCodesLeft !== undefined) {
+        const left = result.recoveryCodesLeft;
+        notice('Signed in with a recovery code: ' + left + ' recovery code' + (left === 1 ? '' : 's') + ' left.' + (left <= 3 ? ' Make new ones under My account.' : ''), left <= 3);
+      }
+    } catch (e) {
+      // An expired or used challenge cannot be retried, a disabled account not at all: back to the password.
+      if (e.message.startsWith('challenge:') || e.status === 403) return showLogin(e.message);
+      showError($('factor-error'), e.message);
+    } finally {
+      submit.disabled = $('factor-passkey').disabled = false;
+    }
+  }
+
+  async function onFactorPasskey() {
+    showError($('factor-error'), '');
+    let assertion;
+    try {
+      const options = await api('/auth/login/passkeyOptions', { method: 'POST', json: { challenge: factor.challenge } });
+      assertion = await navigator.credentials.get({ publicKey: requestOptions(options) });
+    } catch (e) {
+      showError($('factor-error'), e.name === 'NotAllowedError' ? 'The passkey was not used (cancelled or timed out).' : e.message);
+      return;
+    }
+    await verifyFactor({ passkey: credentialJSON(assertion) });
+  }
+
+  function wireFactorStep() {
+    $('factor-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      void verifyFactor(factor.recovery ? { recoveryCode: $('factor-recovery').value.trim() } : { code: $('factor-code').value.trim() });
+    });
+    $('factor-switch').addEventListener('click', () => {
+      factor.recovery = !factor.recovery;
+      showError($('factor-error'), '');
+      factorMode();
+    });
+    $('factor-passkey').addEventListener('click', () => void onFactorPasskey());
+    $('factor-cancel').addEventListener('click', () => void showLogin(''));
+  }
+
+  // A restricted session: every operation but My account answers 403 "Second factor required".
+
+  /** After login: is this session restricted? (…/mfa/status: required, and no factor yet). */
+  async function checkSecondFactor() {
+    const status = await api('/app/sysLoginUser/mfa/status').catch(() => null);
+    mfaPending = Boolean(status && status.required && !status.totp && !status.passkeys.length);
+  }
+
+  function requireSecondFactor() {
+    if (!me) return;
+    mfaPending = true;
+    if (location.hash !== '#' + ACCOUNT_PATH) location.hash = '#' + ACCOUNT_PATH;
+    else void route();
+  }
+
+  // --- My account: the second factor ----------------------------------------------------------------
+
+  async function accountRoute(path) {
+    if (path !== ACCOUNT_PATH) {
+      location.replace('#' + ACCOUNT_PATH);
+      return;
+    }
+    for (const a of $('sidebar').querySelectorAll('a')) a.classList.remove('active');
+    $('page-title').textContent = 'My account';
+    notice('');
+    const run = ++routeRun;
+    const main = h('div', {});
+    $('page').replaceChildren(main);
+    delete document.body.dataset.ready;
+    try {
+      await accountPage(main);
+    } catch (e) {
+      main.append(h('p', { class: 'error' }, e.message));
+    }
+    if (run === routeRun) document.body.dataset.ready = ACCOUNT_PATH;
+  }
+
+  /** Recovery codes, shown this once, with a copy button. */
+  function recoveryBox(codes) {
+    const copy = () =>
+      navigator.clipboard.writeText(codes.join('\n')).then(
+        () => notice('Recovery codes copied.'),
+        () => notice('Copying failed: select the codes and copy them by hand.', true),
+      );
+    return h(
+      'div',
+      { class: 'recovery', id: 'recovery-box' },
+      h('p', {}, h('strong', {}, 'Your recovery codes. '), 'Each works once instead of a code, for example when the phone is lost. They are shown this once: store them somewhere safe, offline.'),
+      h('ol', { class: 'recovery-codes' }, ...codes.map((c) => h('li', {}, c))),
+      h('div', { class: 'toolbar' }, button('Copy', copy, { class: 'primary' })),
+    );
+  }
+
+  /** The "Second factor" section: status, TOTP enrolment, recovery codes, TOTP off, passkeys. */
+  async function accountPage(main, shown) {
+    const status = await api('/app/sysLoginUser/mfa/status');
+    const hasFactor = status.totp || status.passkeys.length > 0;
+    if (mfaPending && hasFactor) {
+      // Enrolled: the same session works normally from now on.
+      mfaPending = false;
+      notice('Second factor active: your account is fully usable.');
+    }
+    const redraw = (codes) => {
+      main.replaceChildren();
+      return accountPage(main, codes).catch((e) => main.append(h('p', { class: 'error' }, e.message)));
+    };
+    const section = h('section', { class: 'mfa', id: 'mfa' }, h('h2', {}, 'Second factor'));
+    main.append(section);
+    if (mfaPending)
+      section.append(
+        h('p', { class: 'notice error', id: 'mfa-required' }, 'Your role requires a second factor. Set one up below: until then everything else is refused.'),
+      );
+    section.append(
+      h(
+        'p',
+        { id: 'mfa-status' },
+        'Authenticator app: ',
+        h('strong', {}, status.totp ? 'on' : 'off'),
+        ' · Passkeys: ',
+        h('strong', {}, String(status.passkeys.length)),
+        ' · Recovery codes left: ',
+        h('strong', {}, String(status.recoveryCodesLeft)),
+        status.required ? ' · required by your role' : '',
+      ),
+    );
+    if (shown) section.append(recoveryBox(shown));
+
+    // Authenticator app (TOTP)
+    if (!status.totp) {
+      const enrol = h('div', { class: 'enrol', id: 'totp-enrol' });
+      const start = async () => {
+        const s = await post('/app/sysLoginUser/mfa/totp/start');
+        const code = h('input', { id: 'totp-confirm-code', inputmode: 'numeric', maxlength: 7, autocomplete: 'one-time-code', 'aria-label': 'Code' });
+        const error = h('p', { class: 'error', role: 'alert', hidden: true });
+        const confirmCode = async () => {
+          try {
+            const r = await post('/app/sysLoginUser/mfa/totp/confirm', { code: code.value.trim() });
+            await redraw(r.recoveryCodes);
+          } catch (e) {
+            showError(error, e.message);
+          }
+        };
+        code.addEventListener('keydown', (e) => e.key === 'Enter' && void confirmCode());
+        enrol.replaceChildren(
+          h('p', {}, 'Scan this code with an authenticator app (or type the secret), then type the 6 digits it shows.'),
+          h('img', { class: 'qr', src: s.qrSvg, alt: 'QR code of ' + s.otpauthUri }),
+          h('p', {}, 'Secret: ', h('code', { id: 'totp-secret' }, s.secret)),
+          h('label', {}, 'Code ', code),
+          error,
+          button('Confirm', () => void confirmCode(), { class: 'primary' }),
+        );
+        code.focus();
+      };
+      enrol.append(button('Set up an authenticator app', () => void attempt(start)));
+      section.append(h('h3', {}, 'Authenticator app'), enrol);
+    } else {
+      section.append(
+        h('h3', {}, 'Authenticator app'),
+        h(
+          'div',
+          { class: 'toolbar' },
+          button('New recovery codes', async () => {
+            let codes = null;
+            const done = await openForm('New recovery codes', [{ name: 'code', label: 'Code from your authenticator app', required: true }], async (v) => {
+              codes = (await post('/app/sysLoginUser/mfa/recoveryCodes', { code: v.code.trim() })).recoveryCodes;
+            }, { ok: 'Make new codes' });
+            if (done) await redraw(codes);
+          }),
+          button('Turn off', async () => {
+            const done = await openForm(
+              'Turn off the authenticator app',
+              [
+                { name: 'password', label: 'Password', type: 'password', required: true },
+                { name: 'code', label: 'Code from your authenticator app', required: true },
+              ],
+              (v) => post('/app/sysLoginUser/mfa/totp/disable', { password: v.password, code: v.code.trim() }),
+              { ok: 'Turn off' },
+            );
+            if (done) {
+              await redraw();
+              notice('Authenticator app turned off.');
+            }
+          }, { class: 'danger' }),
+        ),
+      );
+    }
+
+    // Passkeys
+    const addPasskey = async () => {
+      let codes = null;
+      const done = await openForm('Add a passkey', [{ name: 'name', label: 'Name (e.g. YubiKey)' }], async (v) => {
+        const options = await post('/app/sysLoginUser/mfa/passkey/options');
+        let cred;
+        try {
+          cred = await navigator.credentials.create({ publicKey: creationOptions(options) });
+        } catch (e) {
+          throw new Error(e.name === 'NotAllowedError' ? 'The passkey was not created (cancelled or timed out).' : e.message);
+        }
+        const r = await post('/app/sysLoginUser/mfa/passkey/register', { response: credentialJSON(cred), ...(v.name.trim() ? { name: v.name.trim() } : {}) });
+        codes = r.recoveryCodes;
+      }, { ok: 'Create passkey' });
+      if (done) {
+        await redraw(codes || undefined);
+        notice('Passkey added.');
+      }
+    };
+    section.append(
+      h('h3', {}, 'Passkeys'),
+      table(
+        [
+          { title: 'Name', cell: (p) => p.name },
+          { title: 'Added', cell: (p) => when(p.createdAt) },
+          { title: 'Last used', cell: (p) => when(p.lastUsedAt) || 'never' },
+        ],
+        status.passkeys,
+        {
+          empty: 'No passkeys.',
+          actions: (p) => [
+            button('Remove', async () => {
+              if (!confirm('Remove the passkey ' + p.name + '?')) return;
+              if (await attempt(() => post('/app/sysLoginUser/mfa/passkey/delete', { id: p.id }))) {
+                await redraw();
+                notice('Passkey removed.');
+              }
+            }, { class: 'danger' }),
+          ],
+        },
+      ),
+      hasWebAuthn() ? h('div', { class: 'toolbar' }, button('Add a passkey', () => void addPasskey())) : h('p', { class: 'muted' }, 'This browser has no passkey support.'),
+    );
   }
 
   // --- login ------------------------------------------------------------------------------------
@@ -1302,6 +1736,7 @@
   async function showLogin(msg) {
     if ($('dialog').open) $('dialog').close();
     setView('login');
+    hideFactorStep();
     showError($('login-error'), msg || '');
     $('password').value = '';
     await loadCaptcha();
@@ -1319,8 +1754,9 @@
     }
     try {
       const result = await api('/auth/login', { method: 'POST', json: body });
-      sessionStorage.setItem(TOKEN_KEY, result.token);
       $('password').value = '';
+      if (result.mfa) return showFactorStep(result);
+      sessionStorage.setItem(TOKEN_KEY, result.token);
       await showApp();
     } catch (e) {
       showError($('login-error'), e.message);
@@ -1354,6 +1790,7 @@
     $('login-name-shown').textContent = me.user.loginName;
     $('role-codes').textContent = me.roles.length ? me.roles.join(', ') : '(no roles)';
     sidebar(me.menus);
+    await checkSecondFactor();
     setView('app');
     void refreshLatest();
     await route();
@@ -1366,6 +1803,7 @@
   $('captcha-refresh').addEventListener('click', () => void loadCaptcha());
   $('logout').addEventListener('click', () => void onLogout());
   $('latest').addEventListener('click', () => void showLatest());
+  wireFactorStep();
   window.addEventListener('hashchange', () => me && void route());
 
   if (token()) void showApp();

@@ -5,6 +5,7 @@ import { AppError, forbidden } from '../core/errors.ts';
 import type { PermissionCode } from '../core/permissions.ts';
 import type { CallerCheck } from '../db/runner.ts';
 import { AUTH_HOLDS_SQL, isSuperSql, ownerHoldings } from './auth-statement.ts';
+import { MFA_REQUIRED_MSG } from '../db/guards.ts';
 import { holdsCodeSql } from './holds-code.ts';
 
 /**
@@ -18,7 +19,7 @@ import { holdsCodeSql } from './holds-code.ts';
  */
 export const AUTH_KEY_SQL = `SELECT k.user_id AS user_id, k.name AS name, k.expires_at AS expires_at, k.revoked_at AS revoked_at,
   k.allowed_ips AS allowed_ips, k.last_used_at AS last_used_at, u.login_name AS login_name, u.status AS status,
-  coalesce(v.n, -2) AS version,
+  u.mfa_enabled AS mfa_enabled, coalesce(v.n, -2) AS version,
   CASE WHEN ?3 IS NULL THEN 0 ELSE EXISTS (SELECT 1 FROM api_key_codes kc WHERE kc.key_id = k.id AND kc.code = +?3) END AS key_has
 FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN cache_versions v ON v.name = 'menus'
 WHERE k.id = +?1 AND k.secret_hash = +?2`;
@@ -55,6 +56,7 @@ interface KeyRow {
   last_used_at: string | null;
   login_name: string;
   status: string;
+  mfa_enabled: number;
   version: number;
   key_has: number;
 }
@@ -95,8 +97,10 @@ export function keyCallerCheck(input: KeyCheckInput): CallerCheck {
       if (row.revoked_at !== null) return { refusal: new AppError('UNAUTHORIZED', 'This API key has been revoked') };
       if (Date.parse(row.expires_at) <= now()) return { refusal: new AppError('UNAUTHORIZED', 'This API key has expired') };
       if (row.status !== 'enabled') return { refusal: new AppError('UNAUTHORIZED', "This API key's owner is disabled") };
-      const { isSuper, holds } = holdings.judge(row.version, holdsRows?.[0]);
+      const { isSuper, holds, mfaRole } = holdings.judge(row.version, holdsRows?.[0]);
       const caller: Caller = { userId: ownerId, sessionId: '', loginName: row.login_name, isSuperAdmin: isSuper, apiKey: { id: keyId, name: row.name } };
+      // An owner whose role now requires a second factor they have not enrolled: their keys wait with them.
+      if (mfaRole && row.mfa_enabled !== 1) return { caller, refusal: new AppError('FORBIDDEN', MFA_REQUIRED_MSG) };
       input.seen?.({ lastUsedAt: row.last_used_at });
       let allowed: string[] = [];
       try {

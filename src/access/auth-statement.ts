@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Caller } from '../core/caller.ts';
 import { AppError, forbidden } from '../core/errors.ts';
+import { MFA_REQUIRED_MSG } from '../db/guards.ts';
 import { perApp } from '../core/per-app.ts';
 import { SUPER_ADMIN_ROLE, type PermissionCode } from '../core/permissions.ts';
 import type { CallerCheck } from '../db/runner.ts';
@@ -21,6 +22,13 @@ import { holdsCodeSql } from './holds-code.ts';
  */
 export const isSuperSql = (userRef: string) => `EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
           WHERE ur.user_id = ${userRef} AND r.status = 'enabled' AND r.code = '${SUPER_ADMIN_ROLE}')`;
+/**
+ * The user holds an enabled role that requires a second factor (migration 0025). Derived from the
+ * user's roles like the codes, so it is cached with them under the `menus` version (a trigger bumps
+ * it when a role's flag changes).
+ */
+export const mfaRoleSql = (userRef: string) => `EXISTS (SELECT 1 FROM user_role ur JOIN roles r ON r.id = ur.role_id
+          WHERE ur.user_id = ${userRef} AND r.status = 'enabled' AND r.mfa_required = 1)`;
 /** Session live and its user enabled; binds the session id, the user id and now. */
 const LIVE_SESSION = `s.id = +? AND s.user_id = +? AND s.revoked_at IS NULL AND s.expires_at > +? AND u.status = 'enabled'`;
 /**
@@ -30,11 +38,12 @@ const LIVE_SESSION = `s.id = +? AND s.user_id = +? AND s.revoked_at IS NULL AND 
  * version the cache holds for this user and code (-1: none); no row when that version is still
  * current (a constant WHERE, evaluated once before anything is read), else one row.
  */
-export const AUTH_SESSION_SQL = `SELECT u.login_name AS login_name, coalesce(v.n, -2) AS version
+export const AUTH_SESSION_SQL = `SELECT u.login_name AS login_name, coalesce(v.n, -2) AS version, u.mfa_enabled AS mfa_enabled
 FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN cache_versions v ON v.name = 'menus'
 WHERE s.id = +?1 AND s.user_id = +?2 AND s.revoked_at IS NULL AND s.expires_at > +?3 AND u.status = 'enabled'`;
 export const AUTH_HOLDS_SQL = `SELECT ${isSuperSql('+?2')} AS is_super,
-  CASE WHEN ?1 IS NULL THEN 0 ELSE ${holdsCodeSql('+?2', '+?1')} END AS has_perm
+  CASE WHEN ?1 IS NULL THEN 0 ELSE ${holdsCodeSql('+?2', '+?1')} END AS has_perm,
+  ${mfaRoleSql('+?2')} AS mfa_role
 WHERE NOT coalesce((SELECT n FROM cache_versions WHERE name = 'menus') = +?3, 0)`;
 
 /**
@@ -51,16 +60,20 @@ export const SESSION_ENDED = 'Session has ended, please log in again';
 interface SessionRow {
   login_name: string;
   version: number;
+  mfa_enabled: number;
 }
 interface HoldsRow {
   is_super: number;
   has_perm: number;
+  mfa_role: number;
 }
 
 /** What a user holds as of one `menus` version: super admin or not, and the codes asked about so far. */
 interface Holdings {
   version: number;
   isSuper: boolean;
+  /** Holds an enabled mfaRequired role. */
+  mfaRole: boolean;
   codes: Map<string, boolean>;
 }
 
@@ -75,7 +88,15 @@ const holdingsCache = (owner: object) => perApp(owner, HOLDINGS, () => new Map<n
  * any logged-in user); `userId`/`sessionId` come from the verified token; `now` is the request's
  * time; `owner` keys the per-app cache of who holds what (see AUTH_HOLDS_SQL).
  */
-export function callerCheck(code: PermissionCode | null, userId: number, sessionId: string, now: () => number, owner: object): CallerCheck {
+export function callerCheck(
+  code: PermissionCode | null,
+  userId: number,
+  sessionId: string,
+  now: () => number,
+  owner: object,
+  /** The route stays open to a session restricted to enrolling a second factor (mfa/*, getLoginUserInformation, logout). */
+  mfaEnrolment = false,
+): CallerCheck {
   const holdings = ownerHoldings(owner, userId, code);
   return {
     userId,
@@ -87,14 +108,17 @@ export function callerCheck(code: PermissionCode | null, userId: number, session
     judge([sessionRows, holdsRows]) {
       const row = sessionRows?.[0] as SessionRow | undefined;
       if (!row) return { refusal: new AppError('UNAUTHORIZED', SESSION_ENDED) };
-      const { isSuper, holds } = holdings.judge(row.version, holdsRows?.[0]);
-      const caller: Caller = { userId, sessionId, loginName: row.login_name, isSuperAdmin: isSuper };
+      const { isSuper, holds, mfaRole } = holdings.judge(row.version, holdsRows?.[0]);
+      const mfaPending = mfaRole && row.mfa_enabled !== 1;
+      const caller: Caller = { userId, sessionId, loginName: row.login_name, isSuperAdmin: isSuper, ...(mfaPending ? { mfaPending } : {}) };
+      // A session restricted to enrolling: every other operation is refused, whatever the codes.
+      if (mfaPending && !mfaEnrolment) return { caller, refusal: new AppError('FORBIDDEN', MFA_REQUIRED_MSG) };
       const permitted = code === null || isSuper || holds;
       return permitted ? { caller } : { caller, refusal: forbidden() };
     },
     // "now" is taken when the batch is built: the guards judge the state it runs on.
-    guards: (caller) => writeGuards(code, caller, new Date(now()).toISOString()),
-    openGuards: () => openGuards(code, userId, sessionId, new Date(now()).toISOString()),
+    guards: (caller) => withMfa(writeGuards(code, caller, new Date(now()).toISOString()), userId, mfaEnrolment),
+    openGuards: () => withMfa(openGuards(code, userId, sessionId, new Date(now()).toISOString()), userId, mfaEnrolment),
   };
 }
 
@@ -112,25 +136,26 @@ export function ownerHoldings(owner: object, userId: number, code: PermissionCod
   const heldVersion = held && known !== undefined ? held.version : -1;
   return {
     heldVersion,
-    judge(version: number, freshRow: unknown): { isSuper: boolean; holds: boolean } {
+    judge(version: number, freshRow: unknown): { isSuper: boolean; holds: boolean; mfaRole: boolean } {
       const fresh = freshRow as HoldsRow | undefined;
       // No row: the version is the one held, the cached answers are current.
-      if (!fresh) return { isSuper: held!.isSuper, holds: known! };
+      if (!fresh) return { isSuper: held!.isSuper, holds: known!, mfaRole: held!.mfaRole };
       const isSuper = fresh.is_super === 1;
       const holds = fresh.has_perm === 1;
-      remember(cache, userId, version, isSuper, code ?? NO_CODE, holds);
-      return { isSuper, holds };
+      const mfaRole = fresh.mfa_role === 1;
+      remember(cache, userId, version, isSuper, mfaRole, code ?? NO_CODE, holds);
+      return { isSuper, holds, mfaRole };
     },
   };
 }
 
 /** Keeps what the auth statement computed, under the version it read (none when the version row is missing: -2). */
-function remember(cache: Map<number, Holdings>, userId: number, version: number, isSuper: boolean, code: string, holds: boolean) {
+function remember(cache: Map<number, Holdings>, userId: number, version: number, isSuper: boolean, mfaRole: boolean, code: string, holds: boolean) {
   if (version < 0) return;
   let entry = cache.get(userId);
-  if (!entry || entry.version !== version || entry.isSuper !== isSuper) {
+  if (!entry || entry.version !== version || entry.isSuper !== isSuper || entry.mfaRole !== mfaRole) {
     if (cache.size >= USERS_HELD) cache.clear();
-    entry = { version, isSuper, codes: new Map() };
+    entry = { version, isSuper, mfaRole, codes: new Map() };
     cache.set(userId, entry);
   }
   entry.codes.set(code, holds);
@@ -148,6 +173,19 @@ function openGuards(code: PermissionCode | null, userId: number, sessionId: stri
       ]),
     );
   }
+  return guards;
+}
+
+/**
+ * The restriction as a guard at the head of a write batch (migration 0025): a caller who holds an
+ * enabled mfaRequired role and has no active factor when the batch runs is refused whole (403), so
+ * a role made mfaRequired after the judgement still stops the write. None on enrolment routes.
+ */
+const MFA_GUARD_SQL = `INSERT INTO mfa_guard_failures (rule) SELECT 'mfa_required'
+  WHERE ${mfaRoleSql('+?1')} AND NOT EXISTS (SELECT 1 FROM users mu WHERE mu.id = +?1 AND mu.mfa_enabled = 1)`;
+
+function withMfa(guards: CompiledQuery[], userId: number, mfaEnrolment: boolean): CompiledQuery[] {
+  if (!mfaEnrolment) guards.push(CompiledQuery.raw(MFA_GUARD_SQL, [userId]));
   return guards;
 }
 

@@ -11,4 +11,9 @@ export interface Caller {
   isSuperAdmin: boolean;
   /** Set when the request came with an API key (the caller is then the key's owner): the key. */
   apiKey?: { id: number; name: string };
+  /**
+   * Holds an enabled mfaRequired role and has no active second factor: the session may only enrol
+   * one (and read getLoginUserInformation, log out); absent otherwise.
+   */
+  mfaPending?: boolean;
 }

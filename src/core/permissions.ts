@@ -5,9 +5,9 @@
  */
 export const PERMISSION_CODES = [
   'sys:user:page', 'sys:user:detail', 'sys:user:add', 'sys:user:edit', 'sys:user:delete',
-  'sys:user:changeStatus', 'sys:user:resetPassword', 'sys:user:grantRole', 'sys:user:ownRole',
+  'sys:user:changeStatus', 'sys:user:resetPassword', 'sys:user:grantRole', 'sys:user:ownRole', 'sys:user:resetMfa',
   'sys:role:page', 'sys:role:list', 'sys:role:detail', 'sys:role:add', 'sys:role:edit', 'sys:role:delete',
-  'sys:role:changeStatus', 'sys:role:grantMenu', 'sys:role:ownMenu', 'sys:role:grantDataScope',
+  'sys:role:changeStatus', 'sys:role:grantMenu', 'sys:role:ownMenu', 'sys:role:grantDataScope', 'sys:role:requireMfa',
   'sys:org:tree', 'sys:org:detail', 'sys:org:add', 'sys:org:edit', 'sys:org:delete',
   'sys:menu:tree', 'sys:menu:detail', 'sys:menu:add', 'sys:menu:edit', 'sys:menu:delete',
   'sys:file:upload', 'sys:file:page', 'sys:file:detail', 'sys:file:delete', 'sys:file:download',
@@ -15,6 +15,7 @@ export const PERMISSION_CODES = [
   'sys:loginLog:page', 'sys:loginLog:delete', 'sys:loginLog:clear',
   'sys:opLog:page', 'sys:opLog:detail', 'sys:opLog:delete', 'sys:opLog:clear',
   'sys:online:page', 'sys:online:forceLogout',
+  'sys:monitor:server', 'sys:monitor:cache',
   'sys:backup:page', 'sys:backup:create', 'sys:backup:download', 'sys:backup:delete',
   'sys:job:page', 'sys:job:detail', 'sys:job:edit', 'sys:job:changeStatus', 'sys:job:run',
   'sys:jobLog:page', 'sys:jobLog:delete', 'sys:jobLog:clear',

@@ -201,6 +201,27 @@ export interface Ports {
   classifyError?: ClassifyError;
   /** Server only: backup archives (sysBackup answers 501 without them). */
   backups?: BackupArchives;
+  /** Server only: the process's own figures (the RuoYi dialect's server monitor page shows them). */
+  runtimeStats?: () => RuntimeStats;
+}
+
+/** What a server process knows about itself; every figure optional (runtimes differ). */
+export interface RuntimeStats {
+  runtime: string;
+  platform?: string;
+  arch?: string;
+  hostname?: string;
+  cwd?: string;
+  cpus?: number;
+  /** Load average over the last minute, when the system reports one. */
+  load1?: number;
+  memTotal?: number;
+  memFree?: number;
+  rss?: number;
+  heapUsed?: number;
+  heapTotal?: number;
+  uptimeSec?: number;
+  startedAt?: number;
 }
 
 /**

@@ -9,6 +9,10 @@ import type { ErrorCode } from '../core/errors.ts';
  * cannot each pass a check made before either wrote. Each rule carries the answer the client
  * gets when it fails (a write plan's WriteErrors may override the message).
  */
+/** The 403 of a session restricted to enrolling (contract: "second factor required"). */
+export const MFA_REQUIRED_MSG =
+  'Second factor required: your role requires one; set it up under /app/sysLoginUser/mfa/ (everything else is refused until then)';
+
 export const GUARD_RULES = {
   last_super_admin: {
     code: 'BAD_REQUEST',
@@ -34,6 +38,9 @@ export const GUARD_RULES = {
   // keeps these in auth_guard_failures): a session ended or a code removed after the judgement.
   session_ended: { code: 'UNAUTHORIZED', message: 'Session has ended, please log in again' },
   not_permitted: { code: 'FORBIDDEN', message: 'Insufficient permission' },
+  // A session restricted to enrolling a second factor (migrations/0025_second_factor.sql keeps it
+  // in mfa_guard_failures): the caller holds an enabled mfaRequired role and has no factor.
+  mfa_required: { code: 'FORBIDDEN', message: MFA_REQUIRED_MSG },
   // Standard modules (migrations/0020 and 0021 keep these in tables of their own).
   config_builtin: { code: 'BAD_REQUEST', message: 'ids: a built-in parameter cannot be deleted' },
   post_in_use: { code: 'BAD_REQUEST', message: 'ids: a post that users still hold cannot be deleted; take it from them first' },
@@ -68,6 +75,7 @@ const OWN_TABLE: Partial<Record<GuardRule, string>> = {
   post_unknown: 'notice_post_guard_failures',
   key_code_unknown: 'api_key_guard_failures',
   key_code_not_held: 'api_key_guard_failures',
+  mfa_required: 'mfa_guard_failures',
 };
 const DELEGATION_RULES: readonly GuardRule[] = ['widens_scope', 'role_held_outside', 'menu_code_not_held', 'code_required', 'self_grant', 'scope_all_only'];
 

@@ -275,7 +275,7 @@ function assertRead(s: Stmt): void {
  */
 async function refusal(err: unknown, plan: WritePlan<unknown>): Promise<unknown> {
   const rule = failedGuard(err);
-  if (rule === 'session_ended' || rule === 'not_permitted') return new VerdictError(GUARD_RULES[rule].code, GUARD_RULES[rule].message);
+  if (rule === 'session_ended' || rule === 'not_permitted' || rule === 'mfa_required') return new VerdictError(GUARD_RULES[rule].code, GUARD_RULES[rule].message);
   const errors = plan.errors;
   let answer: unknown = err;
   if (rule) answer = new AppError(GUARD_RULES[rule].code, errors?.messages?.[rule] ?? GUARD_RULES[rule].message);

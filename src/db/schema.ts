@@ -37,6 +37,47 @@ export interface Database {
   /** API keys and the codes each may use (0026, modules/api-keys). */
   api_keys: ApiKeysTable;
   api_key_codes: { key_id: number; code: string };
+  // Second factor (migration 0025, modules/mfa).
+  mfa_totp: MfaTotpTable;
+  mfa_recovery_codes: { user_id: number; code_hash: string; used_at: string | null };
+  mfa_passkeys: MfaPasskeysTable;
+  mfa_challenges: MfaChallengesTable;
+}
+
+export interface MfaTotpTable {
+  user_id: number;
+  /** Sealed (core/secret-box.ts), context `totp:user:<id>`. */
+  secret: string;
+  confirmed_at: string | null;
+  last_step: number | null;
+  created_at: string;
+}
+
+export interface MfaPasskeysTable {
+  id: Generated<number>;
+  user_id: number;
+  credential_id: string;
+  /** base64url COSE public key. */
+  public_key: string;
+  counter: number;
+  /** JSON list. */
+  transports: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface MfaChallengesTable {
+  /** Keyed hash of the token the client holds. */
+  id: string;
+  kind: 'login' | 'register';
+  user_id: number;
+  session_id: string | null;
+  login_name: string | null;
+  password_hash: string | null;
+  webauthn_challenge: string | null;
+  expires_at: string;
+  created_at: string;
 }
 
 export type Status = 'enabled' | 'disabled';
@@ -55,6 +96,8 @@ export interface UsersTable {
   last_login_ip: string | null;
   /** The user's organisation (NULL = none). */
   org_id: Generated<number | null>;
+  /** A confirmed TOTP or a passkey exists (migration 0025; set with every change of the factors, modules/mfa). */
+  mfa_enabled: Generated<number>;
   version: Generated<number>;
   created_at: string;
   updated_at: string;
@@ -68,6 +111,8 @@ export interface RolesTable {
   status: Status;
   remark: string | null;
   data_scope: Generated<DataScopeKind>;
+  /** 1: holders without a second factor are restricted to enrolling (migration 0025). */
+  mfa_required: Generated<number>;
   version: Generated<number>;
   created_at: string;
   updated_at: string;
@@ -152,6 +197,8 @@ export interface LoginLogTable {
   city: string | null;
   trace_id: string;
   created_at: string;
+  /** Which second factor completed the login (migration 0025). */
+  factor: Generated<'totp' | 'passkey' | 'recovery' | null>;
 }
 
 export interface OpLogTable {

@@ -14,6 +14,7 @@ import { diskStorageProbe } from '../adapters/server/storage.ts';
 import { serverBackupArchives } from '../adapters/server/backup-archive.ts';
 import { createLifecycle } from '../core/readiness.ts';
 import { bootstrapAdmin } from '../modules/users/index.ts';
+import { applyRuoyiMenuPreset } from '../compat/ruoyi/index.ts';
 import { failInterruptedBackups } from '../modules/backups/index.ts';
 import { applyScheduleConfig, failInterruptedRuns, tick } from '../modules/jobs/index.ts';
 import { startJobTimer } from './job-timer.ts';
@@ -82,6 +83,11 @@ async function bootstrap(deps: Deps): Promise<{ password?: string } | undefined>
     const admin = await bootstrapAdmin(deps);
     if (!admin.created) return undefined;
     deps.log.log('info', 'administrator created', { loginName: deps.config.ADMIN_LOGIN_NAME, password: admin.generatedPassword ? 'generated' : 'ADMIN_PASSWORD' });
+    // The first start (it created the administrator): the menus as RuoYi-Vue3 expects them.
+    if (deps.config.MENU_PRESET === 'ruoyi') {
+      await applyRuoyiMenuPreset(deps);
+      deps.log.log('info', 'menu preset applied', { preset: 'ruoyi' });
+    }
     return { password: admin.generatedPassword };
   } catch (e) {
     fail(`Invalid configuration: ${(e as Error).message}`);

@@ -6,6 +6,8 @@ import { hashKeyRandom, KEY_PREFIX, parseKeySecret } from '../core/api-key-secre
 import { AppError, tooMany } from '../core/errors.ts';
 import { errorFields } from '../core/log.ts';
 import { qb } from '../db/compile.ts';
+import { hitQuery, type WindowRule } from '../db/rate-limits.ts';
+import { isoNow } from '../core/time.ts';
 import { afterResponse } from './after-response.ts';
 import { perApp } from '../core/per-app.ts';
 import type { PermissionCode } from '../core/permissions.ts';
@@ -79,12 +81,12 @@ export async function verifyToken(c: Context, given?: string): Promise<VerifiedT
  * (null: any logged-in user). Returns what to do once the request is answered (an API key's last
  * use), if anything.
  */
-async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean): Promise<(() => Promise<void>) | undefined> {
+async function attachCaller(c: Context, code: PermissionCode | null, replicaReads: boolean, mfaEnrolment = false): Promise<(() => Promise<void>) | undefined> {
   const token = bearerOf(c);
   if (token.startsWith(KEY_PREFIX)) return attachKey(c, code, token, replicaReads);
   const { userId, sessionId } = await verifyToken(c, token);
   const deps = c.get('deps');
-  c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now, deps), replicaReads);
+  c.get('run').authenticate(callerCheck(code, userId, sessionId, deps.clock.now, deps, mfaEnrolment), replicaReads);
   return undefined;
 }
 
@@ -116,12 +118,7 @@ async function attachKey(c: Context, code: PermissionCode | null, token: string,
   if (!key) {
     const parsed = parseKeySecret(token);
     if (!parsed) throw new AppError('UNAUTHORIZED', KEY_INVALID);
-    const hash = await hashKeyRandom(parsed.random);
-    const row = await run.first<{ user_id: number }>(
-      qb.selectFrom('api_keys').select('user_id').where('id', '=', parsed.id).where('secret_hash', '=', hash).compile(),
-    );
-    if (!row) throw new AppError('UNAUTHORIZED', KEY_INVALID);
-    key = { keyId: parsed.id, hash, ownerId: row.user_id };
+    key = await lookUpKey(c, parsed.id, await hashKeyRandom(parsed.random));
     if (known.size >= KEYS_MAX) known.delete(known.keys().next().value!);
     known.set(token, key);
   }
@@ -167,6 +164,64 @@ async function attachKey(c: Context, code: PermissionCode | null, token: string,
   };
 }
 
+/**
+ * Wrong API-key secrets, per client address (the login throttle's address rule, a counter of its
+ * own): 30 within 10 minutes lock the address for 10 minutes, 429 + Retry-After. Only a secret this
+ * process has not yet seen match is judged by it, so the happy path (a key already verified here)
+ * reads and writes nothing for it; an attacker at another address cannot lock a key's owner out (a
+ * per-key-id counter would let anyone lock any key).
+ */
+export const KEY_GUESS_RULE: WindowRule = { limit: 30, windowMs: 10 * 60_000, lockMs: 10 * 60_000 };
+const guessKey = (ip: string) => `api-key-ip:${ip}`;
+/** Addresses this process knows to be locked (address → lock end, ms): refused with no database access. */
+const KEY_LOCKS = Symbol('api key address locks');
+const keyLocks = (owner: object) => perApp(owner, KEY_LOCKS, () => new Map<string, number>());
+const TOO_MANY_GUESSES = 'Too many invalid API keys from this address, try again later';
+
+/**
+ * A key not yet verified in this process: its owner, if the secret matches, and the address's lock,
+ * in one statement (one round trip). A locked address is refused before the secret is judged (429
+ * whether it is right or wrong: no oracle); a wrong secret counts one failure for the address (a
+ * write only on that path).
+ */
+async function lookUpKey(c: Context, keyId: number, hash: string): Promise<KnownKey> {
+  const deps = c.get('deps');
+  const run = c.get('run');
+  const ip = c.get('client').ip;
+  const locks = keyLocks(deps.keys);
+  const now = deps.clock.now();
+  const lockedUntil = locks.get(ip);
+  if (lockedUntil !== undefined) {
+    if (lockedUntil > now) throw tooMany((lockedUntil - now) / 1000, TOO_MANY_GUESSES);
+    locks.delete(ip);
+  }
+  const row = await run.first<{ user_id: number | null; until: string | null }>(
+    qb
+      .selectNoFrom((eb) => [
+        eb.selectFrom('api_keys').select('user_id').where('id', '=', keyId).where('secret_hash', '=', hash).as('user_id'),
+        eb.selectFrom('rate_limits').select('locked_until').where('key', '=', guessKey(ip)).where('locked_until', '>', isoNow(deps.clock)).as('until'),
+      ])
+      .compile(),
+  );
+  /** Remembers a lock the database reports; its end (ms), or undefined when none holds now. */
+  const remember = (until: string | null | undefined) => {
+    const end = until ? Date.parse(until) : NaN;
+    if (!(end > now)) return undefined;
+    if (locks.size >= KEYS_MAX) locks.clear();
+    locks.set(ip, end);
+    return end;
+  };
+  const end = remember(row?.until);
+  if (end !== undefined) throw tooMany((end - now) / 1000, TOO_MANY_GUESSES);
+  if (row?.user_id == null) {
+    // The attempt that reaches the limit is answered 401 like the others; the next one is 429.
+    const [counted] = await run.record([hitQuery(deps.clock, guessKey(ip), KEY_GUESS_RULE).compile()]);
+    remember((counted?.rows[0] as { locked_until: string | null } | undefined)?.locked_until);
+    throw new AppError('UNAUTHORIZED', KEY_INVALID);
+  }
+  return { keyId, hash, ownerId: row.user_id };
+}
+
 /** Fixed one-minute windows per key (API_KEY_PER_MINUTE, 0: off): 429 with Retry-After beyond. */
 function rateLimit(c: Context, keyId: number): void {
   const deps = c.get('deps');
@@ -202,9 +257,9 @@ async function verdictLast(c: Context): Promise<void> {
  * answer. With `replicaReads` and read replication on, the auth row is read on the primary first
  * and the plan's reads go to the replica (docs/performance.md, "Read replicas").
  */
-export function authenticate(code: PermissionCode | null, replicaReads = false): MiddlewareHandler {
+export function authenticate(code: PermissionCode | null, replicaReads = false, mfaEnrolment = false): MiddlewareHandler {
   return async (c, next) => {
-    const after = await attachCaller(c, code, replicaReads);
+    const after = await attachCaller(c, code, replicaReads, mfaEnrolment);
     await next();
     await verdictLast(c);
     if (after) await after();
@@ -216,9 +271,9 @@ export function authenticate(code: PermissionCode | null, replicaReads = false):
  * The handler's first read or write judges the caller (a write plan is always judged first, and
  * its batch is headed by the caller's check as guards, db/runner.ts).
  */
-export function authenticateWrite(code: PermissionCode | null): MiddlewareHandler {
+export function authenticateWrite(code: PermissionCode | null, mfaEnrolment = false): MiddlewareHandler {
   return async (c, next) => {
-    const after = await attachCaller(c, code, false);
+    const after = await attachCaller(c, code, false, mfaEnrolment);
     await next();
     if (after) await after();
   };

@@ -13,6 +13,8 @@ declare module 'hono' {
     traceId: string;
     /** The caller's address and location, captured from the original request (captureClient). */
     client: ClientOrigin;
+    /** The op-log row's module and action when the path does not name them (the RuoYi dialect). */
+    opAction: { module: string; action: string };
     /** The session a valid signed link names (http/auth.ts signedOr): its file read checks it is live. */
     linkSession: string;
     /** Module and action of the op-log row when the path is not `/app/<module>/<action>` (compat dialects). */

@@ -21,6 +21,12 @@ export interface GuardOptions {
    * read replication. Plain read routes read from a replica after their auth check.
    */
   primary?: boolean;
+  /**
+   * Open to a session restricted to enrolling a second factor (contract: "Second factor"): the
+   * own-account mfa/* routes, getLoginUserInformation and logout. Every other route answers 403
+   * "second factor required" to such a session. Only for routes without a permission code.
+   */
+  mfaEnrolment?: boolean;
 }
 
 /**
@@ -41,8 +47,8 @@ export function guarded<R extends RouteConfig>(
   const middleware = opts.signedLink && code
     ? [signedOr(code, opts.signedLink)]
     : opts.oplog
-      ? [authenticateWrite(code), recordOperation, verdictLastWrite]
-      : [authenticate(code, !opts.primary)];
+      ? [authenticateWrite(code, opts.mfaEnrolment === true && code === null), recordOperation, verdictLastWrite]
+      : [authenticate(code, !opts.primary, opts.mfaEnrolment === true && code === null)];
   const out: RouteConfig = {
     ...route,
     // An API key is offered where one may be used (access/api-key-statement.ts: keyMayCarry).

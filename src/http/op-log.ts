@@ -59,8 +59,8 @@ async function requestParams(c: Context): Promise<unknown> {
 
 /**
  * Records one op_log row per write operation, failed ones included (the status and message the
- * client got). Module and action come from the path `/app/<module>/<action>`, or from
- * `opName` where a compat dialect maps its own path onto an operation. A failure to write
+ * client got). Module and action come from the path `/app/<module>/<action>`, or from `opAction`
+ * (the RuoYi dialect names ours for its own paths). A failure to write
  * the row is logged, never turned into a failed response.
  */
 export const recordOperation: MiddlewareHandler = async (c, next) => {
@@ -68,8 +68,8 @@ export const recordOperation: MiddlewareHandler = async (c, next) => {
   const run = c.get('run');
   const started = deps.clock.now();
   await next();
-  const [, , pathModule = '', pathAction = ''] = c.req.path.split('/');
-  const { module, action } = c.get('opName') ?? { module: pathModule, action: pathAction };
+  const named = c.get('opAction');
+  const [, , module = '', action = ''] = named ? ['', '', named.module, named.action] : c.req.path.split('/');
   // The caller as the auth row found them (a 403 names them too). None: a 401, which gets no row,
   // as when the token is refused before this recorder runs.
   const auth = run.known;

@@ -18,7 +18,6 @@ const SHOTS = join(OUTPUT_DIR, 'vben-smoke');
 
 const prepared = await prepareVben((line) => console.log(line));
 const skipReason = prepared.ok ? null : shortReason(prepared.reason);
-if (!prepared.ok) console.warn(`vben smoke test skipped: ${prepared.reason}`);
 
 let api: RunningApi;
 let dev: VbenDevServer;

@@ -66,6 +66,7 @@ const REQUIRED_ROUTES = [
   '/app/sysUser/add', '/app/sysUser/page', '/app/sysUser/edit', '/app/sysUser/delete', '/app/sysUser/detail', '/app/sysUser/grantRole',
   '/app/sysRole/add', '/app/sysRole/grantMenu', '/app/sysRole/page', '/app/sysMenu/tree',
   '/app/sysLoginLog/page', '/app/sysOpLog/page', '/app/sysOnlineUser/page',
+  '/app/sysApiKey/add', '/app/sysApiKey/revoke',
   '/app/sysFile/upload', '/app/sysFile/delete', '/app/sysFile/download', '/app/sysImage/upload', '/app/sysImage/preview',
 ];
 
@@ -358,6 +359,20 @@ export function contractSuite(name: string, start: () => Promise<Targets>, start
       expectEnvelope(again, 401);
       const other = await call(t.captchaOff, 'GET', '/app/sysLoginUser/getLoginUserInformation', { token: second });
       expectEnvelope(other, 200);
+    });
+
+    test('an API key: a read it carries passes, one it does not is 403, revoked it is 401', async () => {
+      const token = (await login()).data.token as string;
+      const add = await call(t.captchaOff, 'POST', '/app/sysApiKey/add', { token, body: { name: `e2e ${name}`, codes: ['sys:user:detail'] } });
+      expectEnvelope(add, 200);
+      const key = add.data.secret as string;
+      expect(key).toMatch(new RegExp(`^ea_${add.data.id}_[A-Za-z0-9_-]{43}$`));
+      const allowed = await call(t.captchaOff, 'GET', '/app/sysUser/detail?id=1', { token: key });
+      expectEnvelope(allowed, 200);
+      expect(allowed.data.loginName).toBe('admin');
+      expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysUser/page', { token: key, body: {} }), 403);
+      expectEnvelope(await call(t.captchaOff, 'POST', '/app/sysApiKey/revoke', { token, body: { ids: [add.data.id] } }), 200);
+      expectEnvelope(await call(t.captchaOff, 'GET', '/app/sysUser/detail?id=1', { token: key }), 401);
     });
 
     test('page filters take the longest search text they accept (D1 refuses LIKE patterns over 50 bytes)', async () => {

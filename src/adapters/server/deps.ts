@@ -7,6 +7,7 @@ import { nodeArgon2Hasher } from './argon2.ts';
 import { diskBlobStore } from './disk-blobs.ts';
 import type { SqliteBinding } from './sqlite-binding.ts';
 import { classifyServerError } from './storage.ts';
+import { serverRuntimeStats } from './runtime-stats.ts';
 
 export interface ServerDepsInput {
   config: Config;
@@ -37,6 +38,7 @@ export function serverDeps({ config, sqlite, secret, client }: ServerDepsInput, 
     keys: createKeys(secret),
     client,
     classifyError: classifyServerError,
+    runtimeStats: serverRuntimeStats,
     ...more,
     hasher: more.hasher ?? nodeArgon2Hasher(),
     blobs: 'blobs' in more ? more.blobs : diskBlobStore(config.FILES_DIR),

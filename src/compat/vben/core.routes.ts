@@ -9,6 +9,7 @@ import { login, loginLogRow, logout } from '../../modules/auth/index.ts';
 import { loginUserInformation } from '../../modules/login-user/index.ts';
 import { read } from './guard.ts';
 import { toVbenRoutes } from './menu-routes.ts';
+import { SECOND_FACTOR_ELSEWHERE } from '../messages.ts';
 
 /**
  * vben's login form sends `{username, password}` plus what its own UI holds (`selectAccount`,
@@ -40,6 +41,9 @@ async function vbenLogin(c: Context) {
   const { username, password, codeKey, securityCode } = parsed.data;
   try {
     const result = await login(deps, run, { loginName: username, password, codeKey, securityCode }, loginClient(c));
+    // vben's login form has no second step: an account with a second factor is refused in words
+    // (its short-lived challenge simply expires), never answered with a null token.
+    if (!result.token) throw forbidden(SECOND_FACTOR_ELSEWHERE);
     return ok(c, { accessToken: result.token, expiresAt: result.expiresAt });
   } catch (err) {
     // A wrong name or password is 401 in our API; in vben any 401 means "session expired" (clear

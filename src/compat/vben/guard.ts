@@ -14,7 +14,7 @@ export function read(code: PermissionCode | null): [MiddlewareHandler] {
 
 export function write(code: PermissionCode, module: string, action: string): [MiddlewareHandler, MiddlewareHandler, MiddlewareHandler, MiddlewareHandler] {
   const name: MiddlewareHandler = async (c, next) => {
-    c.set('opName', { module, action });
+    c.set('opAction', { module, action });
     await next();
   };
   return [name, authenticateWrite(code), recordOperation, verdictLastWrite];

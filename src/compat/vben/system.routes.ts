@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import { describeZodError } from '../../http/errors.ts';
 import { ok } from '../../http/respond.ts';
-import { addMenu, deleteMenus, editMenu, menuDetail, MenuAddRequest, MenuEditRequest, menuTree } from '../../modules/menus/index.ts';
+import { addMenu, deleteMenus, editMenu, MenuAddRequest, MenuEditRequest, menuTree } from '../../modules/menus/index.ts';
 import { addOrg, deleteOrgs, editOrg, orgDetail, OrgAddRequest, OrgEditRequest, orgTree } from '../../modules/orgs/index.ts';
 import { changeRoleStatus, deleteRoles, pageRoles } from '../../modules/roles/index.ts';
 import { AddUserRequest, addUser, changeUserStatus, deleteUsers, EditUserRequest, editUser, pageUsers, userDetail } from '../../modules/users/index.ts';
@@ -160,7 +160,7 @@ export function systemRoutes() {
         const fields = Object.keys(v);
         // The list's switch sends only {status}: that is changeStatus, with its own code.
         if (fields.length === 1 && v.status) {
-          c.set('opName', { module: 'sysUser', action: 'changeStatus' });
+          c.set('opAction', { module: 'sysUser', action: 'changeStatus' });
           await changeUserStatus(deps, run, { id, status: v.status });
           return ok(c, null);
         }
@@ -219,12 +219,11 @@ export function systemRoutes() {
       .put('/system/menu/:id', ...write('sys:menu:edit', 'sysMenu', 'edit'), async (c) => {
         const id = pathId(c);
         const fields = menuFields(await body(c, MenuWrite));
-        const run = c.get('run');
-        // No version from vben: the one read just now (last writer wins); only what differs, so an
-        // unchanged permission code is not "set" (only a super admin may set one).
-        const current = (await menuDetail(run, id)) as unknown as Record<string, unknown>;
-        const changed = Object.fromEntries(Object.entries(fields).filter(([k, x]) => current[k] !== x));
-        await editMenu(c.get('deps'), run, ours(MenuEditRequest, { id, version: current.version, ...changed }, MENU_NAMES));
+        // No version from vben: the one editMenu reads is the one its write requires (a change made
+        // in between is a 409, never overwritten); an unchanged permission code is not "set" (only
+        // a super admin may set one), as editMenu compares with the row it read.
+        const input = ours(MenuEditRequest.omit({ version: true }), { id, ...fields }, MENU_NAMES);
+        await editMenu(c.get('deps'), c.get('run'), { ...input, version: 'current' });
         return ok(c, null);
       })
       .delete('/system/menu/:id', ...write('sys:menu:delete', 'sysMenu', 'delete'), async (c) => {

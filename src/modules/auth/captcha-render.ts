@@ -518,8 +518,27 @@ function shuffle<T>(items: T[], rng: Rng): T[] {
   return items;
 }
 
+/**
+ * What the SVG draws, as values: the canvas, its background, the ink gradient and the outlines
+ * under the nonzero fill rule. captcha-raster.ts paints the same picture as pixels (for clients
+ * that can only show raster images: the RuoYi dialect).
+ */
+export interface CaptchaScene {
+  width: number;
+  height: number;
+  /** `hsl(h,s%,l%)` */
+  background: string;
+  /** The gradient's stops at 0, 50 and 100 % (`hsl(…)`), along `from` → `to` in canvas units. */
+  stops: [string, string, string];
+  from: [number, number];
+  to: [number, number];
+  /** Closed outlines, each `[x0, y0, x1, y1, …]`, filled with the nonzero rule. */
+  contours: number[][];
+}
+
 export interface RenderedCaptcha {
   svg: string;
+  scene: CaptchaScene;
   /** Where each glyph ended up (reading order), for legibility tests; never sent to clients. */
   boxes: GlyphBox[];
 }
@@ -640,22 +659,31 @@ export function renderCaptcha(text: string, rng: Rng, opts: CaptchaRenderOptions
   // One fill for everything: a gradient of dark colours at a random angle, so colour tells glyph
   // from noise no more than the markup does.
   const bg = `hsl(${Math.floor(rng() * 360)},35%,${Math.round(between(rng, 93, 97))}%)`;
-  const stops = [0, 50, 100]
-    .map((o) => `<stop offset="${o}%" stop-color="${colourWithLuminance(Math.floor(rng() * 360), Math.round(between(rng, 40, 70)), between(rng, ...GLYPH_LUMINANCE))}"/>`)
-    .join("");
+  const colours = [0, 50, 100].map(() => colourWithLuminance(Math.floor(rng() * 360), Math.round(between(rng, 40, 70)), between(rng, ...GLYPH_LUMINANCE)));
+  const stops = [0, 50, 100].map((o, i) => `<stop offset="${o}%" stop-color="${colours[i]}"/>`).join("");
   const ang = rng() * Math.PI;
   // In canvas units, not the path's bounding box: the colours then do not depend on where the
   // (cancelled) decoys reach.
   const gx = fmt(l.width * (0.5 + 0.5 * Math.cos(ang))), gy = fmt(l.height * (0.5 + 0.5 * Math.sin(ang)));
   const gx2 = fmt(l.width * (0.5 - 0.5 * Math.cos(ang))), gy2 = fmt(l.height * (0.5 - 0.5 * Math.sin(ang)));
-  const d = pathData(opts.decoys ? outlines.filter((c) => !pairs.has(c)) : outlines, rng);
+  const drawn = opts.decoys ? outlines.filter((c) => !pairs.has(c)) : outlines;
+  const d = pathData(drawn, rng);
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" width="${fmt(l.width * scale)}" height="${fmt(l.height * scale)}" viewBox="0 0 ${l.width} ${l.height}">` +
     `<defs><linearGradient id="f" gradientUnits="userSpaceOnUse" x1="${gx}" y1="${gy}" x2="${gx2}" y2="${gy2}">${stops}</linearGradient></defs>` +
     `<rect width="${l.width}" height="${l.height}" fill="${bg}"/>` +
     `<path d="${d}" fill="url(#f)"/>` +
     `</svg>`;
-  return { svg, boxes };
+  const scene: CaptchaScene = {
+    width: l.width,
+    height: l.height,
+    background: bg,
+    stops: colours as [string, string, string],
+    from: [Number(gx), Number(gy)],
+    to: [Number(gx2), Number(gy2)],
+    contours: drawn,
+  };
+  return { svg, scene, boxes };
 }
 
 /** Returns SVG markup (not base64). Throws on characters outside CAPTCHA_ALPHABET. */

@@ -6,7 +6,8 @@ import { isoNow } from '../../core/time.ts';
 import { qb } from '../../db/compile.ts';
 import { resultsOf } from '../../db/plan.ts';
 import type { Runner } from '../../db/runner.ts';
-import { randomCaptchaText, renderCaptchaSvg, type Rng } from './captcha-render.ts';
+import { randomCaptchaText, renderCaptcha, type Rng } from './captcha-render.ts';
+import { captchaPng } from './captcha-raster.ts';
 import { hitQuery } from './rate-limit.ts';
 import { captchaOnSql } from '../config/index.ts';
 
@@ -27,8 +28,8 @@ export function cryptoRng(): Rng {
 export const answerHash = async (deps: Ports, key: string, answer: string) =>
   hmacHex(await deps.keys.captcha(), `${key}:${answer.trim().toUpperCase()}`);
 
-function base64(text: string): string {
-  const bytes = new TextEncoder().encode(text);
+function base64(data: string | Uint8Array): string {
+  const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
   let bin = '';
   for (const b of bytes) bin += String.fromCharCode(b);
   return btoa(bin);
@@ -40,7 +41,11 @@ export const captchaStateQuery = (deps: Ports) => sql<{ on_: number }>`SELECT ${
 /** The answer of captchaStateQuery's result. */
 export const captchaOn = (result: { rows: unknown[] } | undefined) => (result?.rows[0] as { on_?: number } | undefined)?.on_ === 1;
 
-export async function issueCaptcha(deps: Ports, run: Runner, ip: string) {
+/**
+ * A new captcha: its row (the answer as an HMAC) and its picture, an SVG data URL, or with
+ * `format: 'png'` a PNG one (the same picture as pixels, for clients that show raster images only).
+ */
+export async function issueCaptcha(deps: Ports, run: Runner, ip: string, format: 'svg' | 'png' = 'svg') {
   const rule = { limit: deps.config.CAPTCHA_PER_MINUTE, windowMs: 60_000 };
   // One batch: whether the captcha is on now, and this request counted only if it is.
   const on = sql`${captchaOnSql(deps.config.CAPTCHA_ENABLED)} = 1`;
@@ -62,7 +67,8 @@ export async function issueCaptcha(deps: Ports, run: Runner, ip: string) {
     created_at: isoNow(deps.clock),
   };
   await run.write(resultsOf([qb.insertInto('captchas').values(row).compile()]));
-  const image = `data:image/svg+xml;base64,${base64(renderCaptchaSvg(text, rng))}`;
+  const picture = renderCaptcha(text, rng);
+  const image = format === 'png' ? `data:image/png;base64,${base64(captchaPng(picture.scene))}` : `data:image/svg+xml;base64,${base64(picture.svg)}`;
   return { codeKey, image, expiresIn: ttl, enabled: true };
 }
 

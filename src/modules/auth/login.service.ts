@@ -10,6 +10,8 @@ import type { Runner } from '../../db/runner.ts';
 import { captchaMatches, captchaOn, captchaStateQuery, consumeCaptchaQuery } from './captcha.service.ts';
 import { hitQuery, lockedForQuery, lockedMs, releaseQuery, reserved, reserveQuery, type Subject } from './rate-limit.ts';
 import { signSessionToken } from './session.ts';
+import { base64url } from 'jose';
+import { challengeId, expiresAt, factorColumns, methodsOf, randomToken } from '../mfa/index.ts';
 import type { LoginInput } from './auth.schemas.ts';
 
 export interface LoginClient {
@@ -50,7 +52,7 @@ const userOfName = (loginName: string, userId: number | null) =>
   userId ?? sql<number | null>`(SELECT ul.id FROM users ul WHERE ul.login_name = ${loginName} COLLATE NOCASE)`;
 
 /** The columns of a login-log row other than its outcome (status, msg). */
-function loginLogFacts(clock: Clock, client: LoginClient, loginName: string, userId: number | null) {
+export function loginLogFacts(clock: Clock, client: LoginClient, loginName: string, userId: number | null) {
   return {
     login_name: loginName.slice(0, 64),
     user_id: userId,
@@ -118,15 +120,17 @@ export async function login(deps: Ports, run: Runner, input: LoginInput, client:
   // in the same batch that records what happened: the second round trip.
   const attemptId = deps.ids.uuid();
   const release = releaseQuery(subjects, attemptId);
+  const f = factorColumns('users.id');
   const userQuery = qb
     .selectFrom('users')
-    .select(['id', 'login_name', 'password_hash', 'status'])
+    .select(['id', 'login_name', 'password_hash', 'status', 'mfa_enabled'])
+    .select([f.hasTotp.as('has_totp'), f.hasPasskey.as('has_passkey'), f.recoveryLeft.as('recovery_left')])
     .where(sql<boolean>`login_name = ${loginName} COLLATE NOCASE`)
     .compile();
   let state: CompiledQuery | undefined = captchaStateQuery(deps);
   let captcha: CompiledQuery | undefined = !malformed && codeKey && answer ? consumeCaptchaQuery(codeKey) : undefined;
   let captchaRefused: string | undefined;
-  let user: { id: number; login_name: string; password_hash: string; status: string } | undefined;
+  let user: LoginUserRow | undefined;
   for (let waited = 0; ; waited += SLOT_POLL_MS) {
     const results = await run.write(
       resultsOf([
@@ -165,6 +169,9 @@ export async function login(deps: Ports, run: Runner, input: LoginInput, client:
     }
     // The right password is no guess: a disabled account counts no failure, and is refused.
     if (user.status !== 'enabled') return await refuse(forbidden(DISABLED), user.id, [release]);
+    // A second factor: no session yet, a challenge (the name's failures are NOT cleared: the
+    // password alone does not reset the count its codes share).
+    if (user.mfa_enabled === 1) return await openChallenge(deps, run, client, loginName, user, release);
     return await openSession(deps, run, client, loginName, user, release, byName.key);
   } catch (err) {
     // Whatever went wrong, the slot is not held for PENDING_MS (an unlogged AppError cannot get here).
@@ -173,7 +180,60 @@ export async function login(deps: Ports, run: Runner, input: LoginInput, client:
   }
 }
 
-const DISABLED = 'This account is disabled';
+export const DISABLED = 'This account is disabled';
+
+interface LoginUserRow {
+  id: number;
+  login_name: string;
+  password_hash: string;
+  status: string;
+  mfa_enabled: number;
+  has_totp: number;
+  has_passkey: number;
+  recovery_left: number;
+}
+
+/** The login-log message of a password accepted for an account with a second factor. */
+export const PASSWORD_ACCEPTED = 'Password accepted; second factor required';
+
+/**
+ * The password step of an account with a second factor: a single-use challenge (5 minutes) instead
+ * of a session, stored by its keyed hash with the password hash it checked (a reset, disable or
+ * delete in between ends it). The token names the typed login name after a dot, so the verify step
+ * counts its failures under the same per-name key as passwords before it has read anything (the
+ * row is found only by the hash of the whole token: the name cannot be changed).
+ */
+async function openChallenge(deps: Ports, run: Runner, client: LoginClient, loginName: string, user: LoginUserRow, release: CompiledQuery) {
+  const { clock } = deps;
+  const token = `${randomToken()}.${base64url.encode(loginName.toLowerCase())}`;
+  const current = sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND password_hash = ${user.password_hash} AND status = 'enabled')`;
+  const stillHash = sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND password_hash = ${user.password_hash})`;
+  const facts = Object.entries(loginLogFacts(clock, client, loginName, user.id));
+  const [logged] = await run.write(resultsOf([
+    qb
+      .insertInto('login_log')
+      .columns([...facts.map(([k]) => k as 'ip'), 'status', 'msg'])
+      .expression(
+        qb.selectNoFrom((eb) => [
+          ...facts.map(([k, v]) => eb.val(v).as(k)),
+          sql<string>`CASE WHEN ${current} THEN 'success' ELSE 'failure' END`.as('status'),
+          sql<string>`CASE WHEN ${current} THEN ${PASSWORD_ACCEPTED} WHEN ${stillHash} THEN ${DISABLED} ELSE ${BAD_CREDENTIALS} END`.as('msg'),
+        ]),
+      )
+      .returning(['status', 'msg'])
+      .compile(),
+    sql`INSERT INTO mfa_challenges (id, kind, user_id, session_id, login_name, password_hash, webauthn_challenge, expires_at, created_at)
+      SELECT ${await challengeId(deps, 'login', token)}, 'login', ${user.id}, NULL, ${loginName}, ${user.password_hash}, NULL, ${expiresAt(clock)}, ${isoNow(clock)}
+      WHERE ${current}`.compile(qb),
+    // The user's own expired challenges go here (a few rows per user, on the user's index), so the
+    // table needs no sweep of its own.
+    sql`DELETE FROM mfa_challenges WHERE user_id = ${user.id} AND expires_at <= ${isoNow(clock)}`.compile(qb),
+    release,
+  ]));
+  const row = logged?.rows[0] as { status: string; msg: string } | undefined;
+  if (row?.status !== 'success') throw row?.msg === DISABLED ? forbidden(DISABLED) : unauthorized(BAD_CREDENTIALS);
+  return { mfa: true as const, challenge: token, methods: methodsOf(user), token: null };
+}
 
 /**
  * Creates the session only if the password hash and status the login checked are still the

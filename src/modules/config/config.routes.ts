@@ -8,7 +8,7 @@ import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { isSecretKey, readConfigValue } from './config-values.ts';
 import { addConfig, configDetail, deleteConfigs, editConfig, pageConfigs } from './config.service.ts';
 import { ConfigAddRequest, ConfigEditRequest, ConfigIdsRequest, ConfigPage, ConfigPageRequest, ConfigSchema, ConfigValueQuery } from './config.schemas.ts';
-import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when, type ExportFormat } from '../export/index.ts';
 import { ConfigPageParams } from './config.schemas.ts';
 import { configFilter } from './config.service.ts';
 
@@ -80,7 +80,7 @@ const valueRoute = guarded(
 );
 
 /** The op log keeps a secret parameter's value out: redacted until the key is known not to be secret. */
-function auditParams(c: Context, body: { key?: string | undefined; value?: string | undefined }) {
+export function configAuditParams(c: Context, body: { key?: string | undefined; value?: string | undefined }) {
   const record = (hide: boolean) => c.set('opParams', hide && body.value !== undefined ? { ...body, value: '[REDACTED]' } : body);
   const secret = (key: string | undefined) => key !== undefined && isSecretKey(key);
   record(body.key === undefined || secret(body.key));
@@ -90,17 +90,36 @@ function auditParams(c: Context, body: { key?: string | undefined; value?: strin
 
 const exportConfigsRoute = exportRoute('sys:config:export', base, tags, 'parameters', exportRequestSchema('ConfigExportRequest', ConfigPageParams));
 
+/** The parameters export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportConfigs(c: Context, params: Parameters<typeof configFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'parameters',
+    rows: configFilter(params),
+    select: (q) => q.selectAll('configs'),
+    keys: ['configs.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Name', value: (r) => r.name },
+      { header: 'Key', value: (r) => r.config_key },
+      { header: 'Value', value: (r) => r.config_value },
+      { header: 'Type', value: (r) => r.type, dict: 'sys_config_type' },
+      { header: 'Remark', value: (r) => r.remark },
+      { header: 'Created at', value: (r) => when(r.created_at) },
+    ],
+  }, format);
+}
+
 export const configRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageConfigs(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await configDetail(c.get('run'), c.req.valid('query').id)))
   .openapi(addRoute, async (c) => {
     const body = c.req.valid('json');
-    auditParams(c, body);
+    configAuditParams(c, body);
     return ok(c, await addConfig(c.get('deps'), c.get('run'), body));
   })
   .openapi(editRoute, async (c) => {
     const body = c.req.valid('json');
-    return ok(c, await editConfig(c.get('deps'), c.get('run'), body, auditParams(c, body)));
+    return ok(c, await editConfig(c.get('deps'), c.get('run'), body, configAuditParams(c, body)));
   })
   .openapi(deleteRoute, async (c) => {
     await deleteConfigs(c.get('run'), c.req.valid('json').ids);
@@ -114,19 +133,5 @@ export const configRoutes = createRouter()
   })
   .openapi(exportConfigsRoute, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'parameters',
-      rows: configFilter(params),
-      select: (q) => q.selectAll('configs'),
-      keys: ['configs.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Name', value: (r) => r.name },
-        { header: 'Key', value: (r) => r.config_key },
-        { header: 'Value', value: (r) => r.config_value },
-        { header: 'Type', value: (r) => r.type, dict: 'sys_config_type' },
-        { header: 'Remark', value: (r) => r.remark },
-        { header: 'Created at', value: (r) => when(r.created_at) },
-      ],
-    }, format)) as never;
+    return (await exportConfigs(c, params, format)) as never;
   });

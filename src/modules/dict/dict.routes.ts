@@ -25,7 +25,7 @@ import {
   DictTypePageRequest,
   DictTypeSchema,
 } from './dict.schemas.ts';
-import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when, type ExportFormat } from '../export/index.ts';
 import { DictDataPageParams, DictTypePageParams } from './dict.schemas.ts';
 import { dictTypeFilter } from './dict-types.service.ts';
 import { dictDataFilter } from './dict-data.service.ts';
@@ -156,6 +156,47 @@ function answerConditionally<T>(c: Context, answer: { data: T; etag: string }) {
 const typeExport = exportRoute('sys:dictType:export', typeBase, tags, 'dictionary types', exportRequestSchema('DictTypeExportRequest', DictTypePageParams));
 const dataExport = exportRoute('sys:dictData:export', dataBase, tags, 'dictionary items', exportRequestSchema('DictDataExportRequest', DictDataPageParams));
 
+/** The dictionary types export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportDictTypes(c: Context, params: Parameters<typeof dictTypeFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'dictionary-types',
+    rows: dictTypeFilter(params),
+    select: (q) => q.selectAll('dict_types'),
+    keys: ['dict_types.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Name', value: (r) => r.name },
+      { header: 'Code', value: (r) => r.code },
+      { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+      { header: 'Remark', value: (r) => r.remark },
+      { header: 'Created at', value: (r) => when(r.created_at) },
+    ],
+  }, format);
+}
+
+/** The dictionary items export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportDictData(c: Context, params: Parameters<typeof dictDataFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'dictionary-items',
+    rows: dictDataFilter(params),
+    select: (q) => q.selectAll('dict_data'),
+    keys: ['dict_data.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Type code', value: (r) => r.type_code },
+      { header: 'Label', value: (r) => r.label },
+      { header: 'Value', value: (r) => r.value },
+      { header: 'Sort', value: (r) => r.sort },
+      { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+      { header: 'Tag type', value: (r) => r.tag_type },
+      { header: 'CSS class', value: (r) => r.css_class },
+      { header: 'Default', value: (r) => (r.is_default === 1 ? 'true' : 'false'), dict: 'sys_yes_no' },
+      { header: 'Remark', value: (r) => r.remark },
+      { header: 'Created at', value: (r) => when(r.created_at) },
+    ],
+  }, format);
+}
+
 export const dictRoutes = createRouter()
   .openapi(typePage, async (c) => ok(c, await pageDictTypes(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(typeDetail, async (c) => ok(c, await dictTypeDetail(c.get('run'), c.req.valid('query').id)))
@@ -177,40 +218,9 @@ export const dictRoutes = createRouter()
   .openapi(allRoute, async (c) => answerConditionally(c, await allDicts(c.get('deps'), c.get('run'))))
   .openapi(typeExport, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'dictionary-types',
-      rows: dictTypeFilter(params),
-      select: (q) => q.selectAll('dict_types'),
-      keys: ['dict_types.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Name', value: (r) => r.name },
-        { header: 'Code', value: (r) => r.code },
-        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
-        { header: 'Remark', value: (r) => r.remark },
-        { header: 'Created at', value: (r) => when(r.created_at) },
-      ],
-    }, format)) as never;
+    return (await exportDictTypes(c, params, format)) as never;
   })
   .openapi(dataExport, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'dictionary-items',
-      rows: dictDataFilter(params),
-      select: (q) => q.selectAll('dict_data'),
-      keys: ['dict_data.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Type code', value: (r) => r.type_code },
-        { header: 'Label', value: (r) => r.label },
-        { header: 'Value', value: (r) => r.value },
-        { header: 'Sort', value: (r) => r.sort },
-        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
-        { header: 'Tag type', value: (r) => r.tag_type },
-        { header: 'CSS class', value: (r) => r.css_class },
-        { header: 'Default', value: (r) => (r.is_default === 1 ? 'true' : 'false'), dict: 'sys_yes_no' },
-        { header: 'Remark', value: (r) => r.remark },
-        { header: 'Created at', value: (r) => when(r.created_at) },
-      ],
-    }, format)) as never;
+    return (await exportDictData(c, params, format)) as never;
   });

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { createRoute } from '@hono/zod-openapi';
 import { idQuerySchema } from '../../core/pagination.ts';
 import { DeletedCount } from '../../core/schemas.ts';
@@ -18,7 +19,7 @@ import {
   JobStatusRequest,
 } from './jobs.schemas.ts';
 import { changeJobStatus, editJob, jobDetail, pageJobs, runJobNow } from './jobs.service.ts';
-import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when, type ExportFormat } from '../export/index.ts';
 import { JobLogPageParams, JobPageParams } from './jobs.schemas.ts';
 import { jobFilter } from './jobs.service.ts';
 import { jobLogFilter } from './job-log.service.ts';
@@ -138,6 +139,47 @@ const logClearRoute = guarded(
 const exportJobsRoute = exportRoute('sys:job:export', base, tags, 'jobs', exportRequestSchema('JobExportRequest', JobPageParams));
 const exportJobLogRoute = exportRoute('sys:jobLog:export', '/app/sysJobLog', tags, 'job runs', exportRequestSchema('JobLogExportRequest', JobLogPageParams));
 
+/** The jobs export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportJobs(c: Context, params: Parameters<typeof jobFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'jobs',
+    rows: jobFilter(params),
+    select: (q) => q.selectAll('jobs'),
+    keys: ['jobs.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Name', value: (r) => r.name },
+      { header: 'Handler', value: (r) => r.handler },
+      { header: 'Cron', value: (r) => r.cron },
+      { header: 'Status', value: (r) => r.status, dict: 'sys_job_status' },
+      { header: 'Misfire policy', value: (r) => r.misfire_policy },
+      { header: 'Concurrent', value: (r) => (r.concurrent === 1 ? 'true' : 'false'), dict: 'sys_yes_no' },
+      { header: 'Last run at', value: (r) => when(r.last_run_at) },
+      { header: 'Next run at', value: (r) => when(r.next_run_at) },
+    ],
+  }, format);
+}
+
+/** The job runs export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportJobLogs(c: Context, params: Parameters<typeof jobLogFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'job-log',
+    rows: jobLogFilter(params),
+    select: (q) => q.selectAll('job_log'),
+    keys: ['job_log.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Job ID', value: (r) => r.job_id },
+      { header: 'Job name', value: (r) => r.job_name },
+      { header: 'Status', value: (r) => r.status, dict: 'sys_common_status' },
+      { header: 'Message', value: (r) => r.message },
+      { header: 'Started at', value: (r) => when(r.started_at) },
+      { header: 'Finished at', value: (r) => when(r.finished_at) },
+      { header: 'Duration (ms)', value: (r) => r.duration_ms },
+    ],
+  }, format);
+}
+
 export const jobRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageJobs(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await jobDetail(c.get('deps'), c.get('run'), c.req.valid('query').id)))
@@ -146,23 +188,7 @@ export const jobRoutes = createRouter()
   .openapi(runRoute, async (c) => ok(c, await runJobNow(c.get('deps'), c.get('run'), c.req.valid('json').id)))
   .openapi(exportJobsRoute, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'jobs',
-      rows: jobFilter(params),
-      select: (q) => q.selectAll('jobs'),
-      keys: ['jobs.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Name', value: (r) => r.name },
-        { header: 'Handler', value: (r) => r.handler },
-        { header: 'Cron', value: (r) => r.cron },
-        { header: 'Status', value: (r) => r.status, dict: 'sys_job_status' },
-        { header: 'Misfire policy', value: (r) => r.misfire_policy },
-        { header: 'Concurrent', value: (r) => (r.concurrent === 1 ? 'true' : 'false'), dict: 'sys_yes_no' },
-        { header: 'Last run at', value: (r) => when(r.last_run_at) },
-        { header: 'Next run at', value: (r) => when(r.next_run_at) },
-      ],
-    }, format)) as never;
+    return (await exportJobs(c, params, format)) as never;
   });
 
 export const jobLogRoutes = createRouter()
@@ -171,20 +197,5 @@ export const jobLogRoutes = createRouter()
   .openapi(logClearRoute, async (c) => ok(c, { deleted: await clearJobLogs(c.get('run')) }))
   .openapi(exportJobLogRoute, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'job-log',
-      rows: jobLogFilter(params),
-      select: (q) => q.selectAll('job_log'),
-      keys: ['job_log.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Job ID', value: (r) => r.job_id },
-        { header: 'Job name', value: (r) => r.job_name },
-        { header: 'Status', value: (r) => r.status, dict: 'sys_common_status' },
-        { header: 'Message', value: (r) => r.message },
-        { header: 'Started at', value: (r) => when(r.started_at) },
-        { header: 'Finished at', value: (r) => when(r.finished_at) },
-        { header: 'Duration (ms)', value: (r) => r.duration_ms },
-      ],
-    }, format)) as never;
+    return (await exportJobLogs(c, params, format)) as never;
   });

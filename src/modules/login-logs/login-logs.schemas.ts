@@ -16,6 +16,7 @@ export const LoginLogSchema = z
     city: z.string().nullable(),
     traceId: z.string(),
     createdAt: z.string(),
+    factor: z.enum(['totp', 'passkey', 'recovery']).nullable().openapi({ description: 'The second factor that completed this login (null: none)' }),
   })
   .openapi('LoginLog');
 

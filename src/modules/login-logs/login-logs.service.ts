@@ -10,7 +10,7 @@ import { rowOfUserInScope } from '../../access/data-scope.ts';
 import { byUserColumn, scopeCondition, scopedPage } from '../../access/scoped-page.ts';
 
 const COLUMNS = [
-  'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at',
+  'id', 'login_name', 'user_id', 'status', 'msg', 'ip', 'user_agent', 'browser', 'os', 'country', 'city', 'trace_id', 'created_at', 'factor',
 ] as const;
 
 const SORT = { createdAt: 'created_at', loginName: sql`login_name COLLATE NOCASE`, ip: 'ip', status: 'status' };
@@ -102,6 +102,7 @@ export async function pageLoginLogs(deps: Ports, run: Runner, req: LoginLogPageI
       country: r.country as string | null,
       city: r.city as string | null,
       traceId: r.trace_id as string,
+      factor: (r.factor ?? null) as 'totp' | 'passkey' | 'recovery' | null,
       createdAt: r.created_at as string,
     }),
     };

@@ -17,6 +17,7 @@ const infoRoute = guarded(
     summary: 'The caller: user, role codes, permission codes and SPA menu tree',
     responses: okResponse('Who is logged in', LoginUserInformation),
   }),
+  { mfaEnrolment: true },
 );
 
 const updateInfoRoute = guarded(

@@ -1,5 +1,4 @@
 export { menuRoutes } from './menus.routes.ts';
-export { menuTree } from './menus.service.ts';
-export type { MenuNode } from './menus.schemas.ts';
-export { addMenu, editMenu, deleteMenus, menuDetail } from './menus.service.ts';
-export { MenuAddRequest, MenuEditRequest } from './menus.schemas.ts';
+// The services and request schemas, for the RuoYi dialect (src/compat/ruoyi): the same rules, another shape.
+export { addMenu, deleteMenus, editMenu, menuDetail, menuTree } from './menus.service.ts';
+export { MenuAddRequest, MenuEditRequest, type Menu, type MenuNode } from './menus.schemas.ts';

@@ -1,4 +1,22 @@
-// What other modules (the login flow in auth/) may use of the second factor.
+// What other modules (the login flow in auth/, the app) may use of the second factor.
+export { mfaRoutes } from './mfa.routes.ts';
+export { redactingHook } from './mfa.routes.ts';
+export { AuthenticationResponse, RecoveryCode, TotpCode, PasskeyRequestOptions } from './mfa.schemas.ts';
+export {
+  CHALLENGE_MS,
+  challengeId,
+  expiresAt,
+  factorColumns,
+  methodsOf,
+  mfaStateQuery,
+  passkeysOf,
+  randomToken,
+  relyingParty,
+  storedPasskey,
+  totpContext,
+  type Method,
+  type PasskeyRow,
+} from './factors.ts';
 export {
   passkeyAuthenticationOptions,
   passkeyRegistrationOptions,

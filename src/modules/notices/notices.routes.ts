@@ -89,7 +89,7 @@ const markReadRoute = guarded(
 );
 
 /** The op log keeps no raw HTML (it would be stored as sent): the content's length stands for it. */
-function auditParams<B extends { content?: string | undefined }>(c: Context, body: B): B {
+export function noticeAuditParams<B extends { content?: string | undefined }>(c: Context, body: B): B {
   c.set('opParams', body.content === undefined ? body : { ...body, content: `<${body.content.length} characters of HTML>` });
   return body;
 }
@@ -99,8 +99,8 @@ const exportNoticesRoute = exportRoute('sys:notice:export', base, tags, 'notices
 export const noticeRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pageNotices(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await noticeDetail(c.get('run'), c.req.valid('query').id)))
-  .openapi(addRoute, async (c) => ok(c, await addNotice(c.get('deps'), c.get('run'), auditParams(c, c.req.valid('json')))))
-  .openapi(editRoute, async (c) => ok(c, await editNotice(c.get('deps'), c.get('run'), auditParams(c, c.req.valid('json')))))
+  .openapi(addRoute, async (c) => ok(c, await addNotice(c.get('deps'), c.get('run'), noticeAuditParams(c, c.req.valid('json')))))
+  .openapi(editRoute, async (c) => ok(c, await editNotice(c.get('deps'), c.get('run'), noticeAuditParams(c, c.req.valid('json')))))
   .openapi(deleteRoute, async (c) => {
     await deleteNotices(c.get('run'), c.req.valid('json').ids);
     return ok(c, null);

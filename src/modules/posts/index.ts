@@ -3,3 +3,7 @@
 export { postRoutes } from './posts.routes.ts';
 export { postFilter } from './posts.service.ts';
 export type { Post } from './posts.schemas.ts';
+// The RuoYi dialect (compat/ruoyi) maps RuoYi's post page and the user form's picker onto these services.
+export { addPost, deletePosts, editPost, listPosts, pagePosts, postDetail } from './posts.service.ts';
+export { PostAddRequest, PostEditRequest, PostPageRequest } from './posts.schemas.ts';
+export { exportPosts } from './posts.routes.ts';

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { createRoute, z } from '@hono/zod-openapi';
 import { idQuerySchema } from '../../core/pagination.ts';
 import { guarded } from '../../http/guard.ts';
@@ -5,7 +6,7 @@ import { ok, okResponse } from '../../http/respond.ts';
 import { createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { addPost, deletePosts, editPost, listPosts, pagePosts, postDetail } from './posts.service.ts';
 import { PostAddRequest, PostEditRequest, PostIdsRequest, PostPage, PostPageParams, PostPageRequest, PostSchema } from './posts.schemas.ts';
-import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when, type ExportFormat } from '../export/index.ts';
 import { postFilter } from './posts.service.ts';
 
 const tags = ['Posts'];
@@ -58,6 +59,25 @@ const deleteRoute = guarded(
 const exportRequest = exportRequestSchema('PostExportRequest', PostPageParams);
 const exportPostsRoute = exportRoute('sys:post:export', base, tags, 'posts', exportRequest);
 
+/** The posts export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportPosts(c: Context, params: Parameters<typeof postFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'posts',
+    rows: postFilter(params),
+    select: (q) => q.selectAll('posts'),
+    keys: ['posts.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Code', value: (r) => r.code },
+      { header: 'Name', value: (r) => r.name },
+      { header: 'Sort', value: (r) => r.sort },
+      { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+      { header: 'Remark', value: (r) => r.remark },
+      { header: 'Created at', value: (r) => when(r.created_at) },
+    ],
+  }, format);
+}
+
 export const postRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await pagePosts(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(listRoute, async (c) => ok(c, await listPosts(c.get('run'))))
@@ -70,19 +90,5 @@ export const postRoutes = createRouter()
   })
   .openapi(exportPostsRoute, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'posts',
-      rows: postFilter(params),
-      select: (q) => q.selectAll('posts'),
-      keys: ['posts.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Code', value: (r) => r.code },
-        { header: 'Name', value: (r) => r.name },
-        { header: 'Sort', value: (r) => r.sort },
-        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
-        { header: 'Remark', value: (r) => r.remark },
-        { header: 'Created at', value: (r) => when(r.created_at) },
-      ],
-    }, format)) as never;
+    return (await exportPosts(c, params, format)) as never;
   });

@@ -16,6 +16,7 @@ export const RoleSchema = z
     status: z.enum(['enabled', 'disabled']),
     dataScope: DataScopeSchema,
     scopeOrgIds: z.array(z.number().int()).openapi({ description: 'The organisations of a `custom` scope (empty otherwise)' }),
+    mfaRequired: z.boolean().openapi({ description: 'Holders without a second factor may only enrol one (set with sys:role:requireMfa)' }),
     remark: z.string().nullable(),
     version: z.number().int(),
     createdAt: z.string(),
@@ -25,7 +26,7 @@ export const RoleSchema = z
 
 export type Role = z.infer<typeof RoleSchema>;
 
-export const ROLE_COLUMNS = ['id', 'name', 'code', 'sort', 'status', 'data_scope', 'remark', 'version', 'created_at', 'updated_at'] as const;
+export const ROLE_COLUMNS = ['id', 'name', 'code', 'sort', 'status', 'data_scope', 'mfa_required', 'remark', 'version', 'created_at', 'updated_at'] as const;
 
 /**
  * A role's custom-scope organisations as a JSON list, read as a column of the role's own row (a
@@ -51,6 +52,7 @@ export function toRole(r: Pick<Selectable<RolesTable>, (typeof ROLE_COLUMNS)[num
     status: r.status,
     dataScope: r.data_scope,
     scopeOrgIds,
+    mfaRequired: r.mfa_required === 1,
     remark: r.remark,
     version: r.version,
     createdAt: r.created_at,

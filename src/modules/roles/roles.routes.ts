@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { createRoute, z } from '@hono/zod-openapi';
 import { idQuerySchema } from '../../core/pagination.ts';
 import { guarded } from '../../http/guard.ts';
@@ -7,7 +8,7 @@ import { RoleSchema } from './role.model.ts';
 import { AddRoleRequest, EditRoleRequest, GrantDataScopeRequest, GrantMenuRequest, RolePage, RolePageRequest } from './roles.schemas.ts';
 import * as roles from './roles.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
-import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when, type ExportFormat } from '../export/index.ts';
 import { RolePageParams } from './roles.schemas.ts';
 
 const tags = ['Roles'];
@@ -154,6 +155,26 @@ const ownMenuRoute = guarded(
 
 const exportRolesRoute = exportRoute('sys:role:export', base, tags, 'roles', exportRequestSchema('RoleExportRequest', RolePageParams));
 
+/** The roles export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportRoles(c: Context, params: Parameters<typeof roles.roleFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'roles',
+    rows: roles.roleFilter(params),
+    select: (q) => q.selectAll('roles'),
+    keys: ['roles.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Name', value: (r) => r.name },
+      { header: 'Code', value: (r) => r.code },
+      { header: 'Sort', value: (r) => r.sort },
+      { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+      { header: 'Data scope', value: (r) => r.data_scope, dict: 'sys_data_scope' },
+      { header: 'Remark', value: (r) => r.remark },
+      { header: 'Created at', value: (r) => when(r.created_at) },
+    ],
+  }, format);
+}
+
 export const roleRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await roles.pageRoles(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(listRoute, async (c) => ok(c, await roles.listRoles(c.get('run'))))
@@ -179,20 +200,5 @@ export const roleRoutes = createRouter()
   .openapi(ownMenuRoute, async (c) => ok(c, await roles.ownMenus(c.get('run'), c.req.valid('query').id)))
   .openapi(exportRolesRoute, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'roles',
-      rows: roles.roleFilter(params),
-      select: (q) => q.selectAll('roles'),
-      keys: ['roles.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Name', value: (r) => r.name },
-        { header: 'Code', value: (r) => r.code },
-        { header: 'Sort', value: (r) => r.sort },
-        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
-        { header: 'Data scope', value: (r) => r.data_scope, dict: 'sys_data_scope' },
-        { header: 'Remark', value: (r) => r.remark },
-        { header: 'Created at', value: (r) => when(r.created_at) },
-      ],
-    }, format)) as never;
+    return (await exportRoles(c, params, format)) as never;
   });

@@ -13,6 +13,7 @@ const roleFields = {
   remark: z.string().trim().max(255, 'must be at most 255 characters').nullable(),
   dataScope: DataScopeSchema,
   scopeOrgIds: grantIdsSchema,
+  mfaRequired: z.boolean({ message: 'must be true or false' }),
 };
 
 export const AddRoleRequest = z
@@ -24,10 +25,11 @@ export const AddRoleRequest = z
     remark: roleFields.remark.optional(),
     dataScope: roleFields.dataScope.optional(),
     scopeOrgIds: roleFields.scopeOrgIds.optional(),
+    mfaRequired: roleFields.mfaRequired.optional(),
   })
   .openapi('AddRoleRequest', {
     description:
-      'A new role; code is unique (case-insensitively), sort defaults to 0, status to enabled, dataScope to self (least privilege). dataScope/scopeOrgIds also need sys:role:grantDataScope.',
+      'A new role; code is unique (case-insensitively), sort defaults to 0, status to enabled, dataScope to self (least privilege), mfaRequired to false. dataScope/scopeOrgIds also need sys:role:grantDataScope, mfaRequired sys:role:requireMfa.',
   });
 
 export const EditRoleRequest = z
@@ -41,6 +43,7 @@ export const EditRoleRequest = z
     remark: roleFields.remark.optional(),
     dataScope: roleFields.dataScope.optional(),
     scopeOrgIds: roleFields.scopeOrgIds.optional(),
+    mfaRequired: roleFields.mfaRequired.optional(),
   })
   .openapi('EditRoleRequest', {
     description: "Partial update; `version` must be the one read (stale → 409). The superAdmin role's code cannot change.",

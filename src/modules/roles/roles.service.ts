@@ -81,12 +81,14 @@ function scopeStatements(roleId: number | ReturnType<typeof sql>, dataScope: Dat
 const unknownOrgs = (run: Runner, orgIds: number[]) => async () =>
   badRequest(unknownIdsMessage('scopeOrgIds', 'organisation', await missingIds(run, 'orgs', orgIds)));
 
-async function requireCode(run: Runner, code: 'sys:role:changeStatus' | 'sys:role:grantDataScope', field: string) {
+async function requireCode(run: Runner, code: 'sys:role:changeStatus' | 'sys:role:grantDataScope' | 'sys:role:requireMfa', field: string) {
   if (!(await callerHolds(run, code))) throw forbidden(`${field}: changing it also requires the permission ${code}`);
 }
 
 /** code_required's answer when the field is dataScope/scopeOrgIds (the early check's, for a refusal that raced it). */
 const GRANT_DATA_SCOPE_NEEDED = 'dataScope: changing it also requires the permission sys:role:grantDataScope';
+/** code_required's answer when the field is mfaRequired. */
+const REQUIRE_MFA_NEEDED = 'mfaRequired: setting it also requires the permission sys:role:requireMfa';
 
 /** The rows a page of roles selects for `params` (FROM and WHERE only), for anything that must select the same rows. */
 export function roleFilter(p: RolePageInput['params']) {
@@ -151,6 +153,7 @@ export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
   const auth = await run.caller();
   const now = isoNow(deps.clock);
   if (input.dataScope !== undefined || input.scopeOrgIds !== undefined) await requireCode(run, 'sys:role:grantDataScope', 'dataScope');
+  if (input.mfaRequired !== undefined) await requireCode(run, 'sys:role:requireMfa', 'mfaRequired');
   const dataScope = input.dataScope ?? 'self';
   const orgIds = scopeValues(dataScope, input.scopeOrgIds);
   // A taken code is answered by the unique index (409) when the batch runs: no read before; the
@@ -163,6 +166,7 @@ export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
       // Before the insert: the caller holds the field's code, and the scope given is no wider
       // than theirs as it stands (a new role carries no menu yet: its scope is all it carries).
       ...(scoping ? holdsGuard(auth, 'sys:role:grantDataScope') : []),
+      ...(input.mfaRequired !== undefined ? holdsGuard(auth, 'sys:role:requireMfa') : []),
       ...scopeWidensGuard(auth, { kind: dataScope, orgIds }),
       qb
         .insertInto('roles')
@@ -173,6 +177,7 @@ export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
           status: input.status ?? 'enabled',
           remark: input.remark ?? null,
           data_scope: dataScope,
+          mfa_required: input.mfaRequired ? 1 : 0,
           created_at: now,
           updated_at: now,
         })
@@ -180,7 +185,11 @@ export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
       ...(orgIds.length > 0 ? scopeStatements(newId, dataScope, orgIds) : []),
       roleRowQuery({ code: input.code }),
     ],
-    errors: { unique: codeTaken(input.code), foreignKey: unknownOrgs(run, orgIds), messages: { code_required: GRANT_DATA_SCOPE_NEEDED } },
+    errors: {
+      unique: codeTaken(input.code),
+      foreignKey: unknownOrgs(run, orgIds),
+      messages: { code_required: scoping ? GRANT_DATA_SCOPE_NEEDED : REQUIRE_MFA_NEEDED },
+    },
     finish: lastRole,
   });
 }
@@ -200,6 +209,7 @@ export async function editRole(deps: Ports, run: Runner, input: EditRoleInput) {
   const checks = async () => {
     const current = await requireRole(run, input.id);
     if (input.status !== undefined) await requireCode(run, 'sys:role:changeStatus', 'status');
+    if (input.mfaRequired !== undefined) await requireCode(run, 'sys:role:requireMfa', 'mfaRequired');
     return current;
   };
   const current = readFirst ? await checks() : undefined;
@@ -215,6 +225,7 @@ export async function editRole(deps: Ports, run: Runner, input: EditRoleInput) {
   if (input.sort !== undefined) set.sort = input.sort;
   if (input.status !== undefined) set.status = input.status;
   if (input.remark !== undefined) set.remark = input.remark;
+  if (input.mfaRequired !== undefined) set.mfa_required = input.mfaRequired ? 1 : 0;
   const target = sql`(SELECT ${input.id})`;
   // Every rule before the writes, judged on the state they start from: the caller's scope and
   // codes as they stand (a role they hold cannot lift them by its own edit), the role as it is,
@@ -223,6 +234,7 @@ export async function editRole(deps: Ports, run: Runner, input: EditRoleInput) {
     roleExistsGuard(input.id),
     ...(input.status !== undefined ? holdsGuard(auth, 'sys:role:changeStatus') : []),
     ...(scoping ? holdsGuard(auth, 'sys:role:grantDataScope') : []),
+    ...(input.mfaRequired !== undefined ? holdsGuard(auth, 'sys:role:requireMfa') : []),
     ...roleAuthorityGuard(auth, target),
     ...roleHoldersGuard(auth, target),
     ...(scoping ? scopeWidensGuard(auth, { kind: dataScope, orgIds }) : []),

@@ -17,6 +17,7 @@ export const UserSchema = z
     orgId: z.number().int().nullable().openapi({ description: "The user's organisation (null = none)" }),
     orgName: z.string().nullable().openapi({ description: "The organisation's name (null = none)" }),
     postIds: z.array(z.number().int()).openapi({ description: 'The posts (job positions) the user holds' }),
+    mfaEnabled: z.boolean().openapi({ description: 'The user has an active second factor (TOTP or a passkey); never the factor itself' }),
     version: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -28,7 +29,7 @@ export type User = z.infer<typeof UserSchema>;
 /** Columns that make up a public user, for selects that must never touch password_hash. */
 export const USER_COLUMNS = [
   'id', 'login_name', 'nick_name', 'email', 'phone', 'avatar', 'status', 'remark',
-  'last_login_at', 'last_login_ip', 'org_id', 'version', 'created_at', 'updated_at',
+  'last_login_at', 'last_login_ip', 'org_id', 'mfa_enabled', 'version', 'created_at', 'updated_at',
 ] as const;
 
 /** The user's posts as a JSON array (the user_post key orders them by id): one index range per user. */
@@ -55,6 +56,7 @@ export function toUser(r: PublicUserRow): User {
     orgId: r.org_id,
     orgName: r.org_name ?? null,
     postIds: r.post_ids ? (JSON.parse(r.post_ids) as number[]) : [],
+    mfaEnabled: r.mfa_enabled === 1,
     version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

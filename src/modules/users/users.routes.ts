@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { createRoute, z } from '@hono/zod-openapi';
 import { idQuerySchema } from '../../core/pagination.ts';
 import { guarded } from '../../http/guard.ts';
@@ -10,12 +11,13 @@ import {
   GrantRoleRequest,
   IdsRequest,
   ResetPasswordRequest,
+  ResetMfaRequest,
   UserPage,
   UserPageRequest,
 } from './users.schemas.ts';
 import * as users from './users.service.ts';
 import { ok, okResponse } from '../../http/respond.ts';
-import { exportAnswer, exportRequestSchema, exportRoute, when } from '../export/index.ts';
+import { exportAnswer, exportRequestSchema, exportRoute, when, type ExportFormat } from '../export/index.ts';
 import { UserPageParams } from './users.schemas.ts';
 import { csvStream } from '../../core/csv.ts';
 import { xlsxStream } from '../../core/xlsx-write.ts';
@@ -125,6 +127,20 @@ const resetPasswordRoute = guarded(
   { oplog: true },
 );
 
+const resetMfaRoute = guarded(
+  'sys:user:resetMfa',
+  createRoute({
+    method: 'post',
+    path: `${base}/resetMfa`,
+    tags,
+    summary: "Remove a user's second factors (TOTP, passkeys, recovery codes); revokes all of that user's sessions",
+    description: `${SUPER_RULE} Not for one's own account (400: use the own-account mfa routes).`,
+    request: { body: jsonBody(ResetMfaRequest) },
+    responses: { ...okResponse('Reset', z.null()), ...notFound },
+  }),
+  { oplog: true },
+);
+
 const grantRoleRoute = guarded(
   'sys:user:grantRole',
   createRoute({
@@ -200,6 +216,42 @@ const importRoute = guarded(
   { oplog: true },
 );
 
+/** The import template (the header row the import reads), as our route and the RuoYi dialect answer it. */
+export async function importTemplateAnswer(c: Context, format: ExportFormat): Promise<Response> {
+  await c.get('run').caller(); // the verdict before the file: a refusal answers without its headers
+  const header = importTemplateHeader();
+  const none = (async function* () {})();
+  const body = format === 'csv' ? csvStream(header, none) : xlsxStream(header, none, { sheetName: 'users' });
+  return new Response(body, { status: 200, headers: downloadHeaders(`users-import-template.${format}`, format) });
+}
+
+/** The users export, as our route and the RuoYi dialect answer it: the page's rows for `params`, in scope, these columns. */
+export function exportUsers(c: Context, params: Parameters<typeof users.userFilter>[0], format: ExportFormat): Promise<Response> {
+  return exportAnswer(c, {
+    name: 'users',
+    rows: users.userFilter(params),
+    scope: users.USER_SCOPE,
+    select: users.exportSelect,
+    keys: ['users.id'],
+    columns: [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'Login name', value: (r) => r.login_name },
+      { header: 'Nick name', value: (r) => r.nick_name },
+      { header: 'Email', value: (r) => r.email },
+      { header: 'Phone', value: (r) => r.phone },
+      { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
+      { header: 'Organisation', value: (r) => r.org_name },
+      { header: 'Organisation code', value: (r) => r.org_code },
+      { header: 'Roles', value: (r) => r.role_codes },
+      { header: 'Posts', value: (r) => r.post_codes },
+      { header: 'Remark', value: (r) => r.remark },
+      { header: 'Last login at', value: (r) => when(r.last_login_at) },
+      { header: 'Last login IP', value: (r) => r.last_login_ip },
+      { header: 'Created at', value: (r) => when(r.created_at) },
+    ],
+  }, format);
+}
+
 export const userRoutes = createRouter()
   .openapi(pageRoute, async (c) => ok(c, await users.pageUsers(c.get('deps'), c.get('run'), c.req.valid('json'))))
   .openapi(detailRoute, async (c) => ok(c, await users.userDetail(c.get('run'), c.req.valid('query').id)))
@@ -217,19 +269,16 @@ export const userRoutes = createRouter()
     await users.resetPassword(c.get('deps'), c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
+  .openapi(resetMfaRoute, async (c) => {
+    await users.resetMfa(c.get('deps'), c.get('run'), c.req.valid('json'));
+    return ok(c, null);
+  })
   .openapi(grantRoleRoute, async (c) => {
     await users.grantRoles(c.get('run'), c.req.valid('json'));
     return ok(c, null);
   })
   .openapi(ownRoleRoute, async (c) => ok(c, await users.ownRoles(c.get('run'), c.req.valid('query').id)))
-  .openapi(importTemplateRoute, async (c) => {
-    const format = c.req.valid('query').format;
-    await c.get('run').caller(); // the verdict before the file: a refusal answers without its headers
-    const header = importTemplateHeader();
-    const none = (async function* () {})();
-    const body = format === 'csv' ? csvStream(header, none) : xlsxStream(header, none, { sheetName: 'users' });
-    return new Response(body, { status: 200, headers: downloadHeaders(`users-import-template.${format}`, format) }) as never;
-  })
+  .openapi(importTemplateRoute, async (c) => (await importTemplateAnswer(c, c.req.valid('query').format)) as never)
   .openapi(importRoute, async (c) => {
     const form = await readImportForm(c.req.raw, Math.min(IMPORT_MAX_BYTES, c.get('deps').config.MAX_UPLOAD_BYTES));
     c.set('opParams', { file: form.fileName, size: form.bytes.byteLength, updateSupport: form.updateSupport, dryRun: form.dryRun });
@@ -237,27 +286,5 @@ export const userRoutes = createRouter()
   })
   .openapi(exportUsersRoute, async (c) => {
     const { params, format } = c.req.valid('json');
-    return (await exportAnswer(c, {
-      name: 'users',
-      rows: users.userFilter(params),
-      scope: users.USER_SCOPE,
-      select: users.exportSelect,
-      keys: ['users.id'],
-      columns: [
-        { header: 'ID', value: (r) => r.id },
-        { header: 'Login name', value: (r) => r.login_name },
-        { header: 'Nick name', value: (r) => r.nick_name },
-        { header: 'Email', value: (r) => r.email },
-        { header: 'Phone', value: (r) => r.phone },
-        { header: 'Status', value: (r) => r.status, dict: 'sys_normal_disable' },
-        { header: 'Organisation', value: (r) => r.org_name },
-        { header: 'Organisation code', value: (r) => r.org_code },
-        { header: 'Roles', value: (r) => r.role_codes },
-        { header: 'Posts', value: (r) => r.post_codes },
-        { header: 'Remark', value: (r) => r.remark },
-        { header: 'Last login at', value: (r) => when(r.last_login_at) },
-        { header: 'Last login IP', value: (r) => r.last_login_ip },
-        { header: 'Created at', value: (r) => when(r.created_at) },
-      ],
-    }, format)) as never;
+    return (await exportUsers(c, params, format)) as never;
   });

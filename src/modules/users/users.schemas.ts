@@ -56,6 +56,8 @@ export const ResetPasswordRequest = z
   })
   .openapi('ResetPasswordRequest');
 
+export const ResetMfaRequest = z.strictObject({ id: idSchema }).openapi('ResetMfaRequest');
+
 export const GrantRoleRequest = z.strictObject({ userId: idSchema, roleIds: roleIdsSchema }).openapi('GrantRoleRequest');
 
 export const UserPageParams = z

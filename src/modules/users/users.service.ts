@@ -89,6 +89,7 @@ export const ONLY_SUPER = {
   delete: 'Only a super administrator can delete a user who holds the superAdmin role',
   changeStatus: 'Only a super administrator can enable or disable a user who holds the superAdmin role',
   resetPassword: "Only a super administrator can reset the password of a user who holds the superAdmin role",
+  resetMfa: "Only a super administrator can reset the second factor of a user who holds the superAdmin role",
   grantRole: 'Only a super administrator can grant or revoke the superAdmin role or change the roles of a user who holds it',
 } as const;
 
@@ -417,6 +418,40 @@ export async function resetPassword(deps: Ports, run: Runner, input: { id: numbe
         revokeSessions([input.id], now),
       ],
       userErrors(ONLY_SUPER.resetPassword),
+      checks,
+    ),
+  );
+}
+
+/**
+ * Removes every second factor of another user (TOTP, passkeys, recovery codes, challenges under
+ * way) and ends their sessions: for a user who lost their device. Scope and containment as for a
+ * password reset; a super admin's only by a super admin; not one's own account (400).
+ */
+export async function resetMfa(deps: Ports, run: Runner, input: { id: number }) {
+  if (input.id === run.userId) throw badRequest('id: you cannot reset your own second factor here; use /app/sysLoginUser/mfa/*');
+  const auth = await run.caller();
+  const touch = { userIds: [input.id] };
+  const checks = async () => {
+    await requireUser(run, input.id);
+    await assertMayTouchSuperAdmin(run, auth, touch, ONLY_SUPER.resetMfa);
+  };
+  const now = isoNow(deps.clock);
+  await run.write(
+    writeOf(
+      [
+        userExistsGuard(input.id),
+        ...userScopeGuard(auth, [input.id]),
+        ...superAdminOnly(auth, touch),
+        ...userAuthorityGuard(auth, idList([input.id])),
+        qb.deleteFrom('mfa_totp').where('user_id', '=', input.id).compile(),
+        qb.deleteFrom('mfa_passkeys').where('user_id', '=', input.id).compile(),
+        qb.deleteFrom('mfa_recovery_codes').where('user_id', '=', input.id).compile(),
+        qb.deleteFrom('mfa_challenges').where('user_id', '=', input.id).compile(),
+        qb.updateTable('users').set({ mfa_enabled: 0 }).where('id', '=', input.id).compile(),
+        revokeSessions([input.id], now),
+      ],
+      userErrors(ONLY_SUPER.resetMfa),
       checks,
     ),
   );
