@@ -38,6 +38,7 @@ import { userRoutes } from './modules/users/index.ts';
 import { ok } from './http/respond.ts';
 import { buildOpenApiDocument, withServer } from './http/openapi.ts';
 import { RUOYI_IMPORT_PATH, ruoyiDialect } from './compat/ruoyi/index.ts';
+import { vbenDialect } from './compat/vben/index.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const NO_STORE = /^\/(auth|app\/sysLoginUser)(\/|$)/;
@@ -100,6 +101,7 @@ export function createApp(deps: Deps) {
     exposeHeaders: ['X-Trace-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Content-Range', BOOKMARK_HEADER],
     maxAge: 600,
   });
+  const vben = vbenDialect(config);
   const jsonLimit = bodyLimit({
     maxSize: JSON_BODY_LIMIT,
     onError: () => {
@@ -141,7 +143,8 @@ export function createApp(deps: Deps) {
     const inner = limited ? async () => void (await jsonLimit(c, next)) : next;
     try {
       // CORS answers a preflight itself with a Response; Hono's compose would adopt it, so do we.
-      const answered = await (c.req.header('origin') !== undefined ? corsMiddleware(c, inner) : inner());
+      const cors = vben && c.req.path.startsWith(`${vben.prefix}/`) ? vben.cors : corsMiddleware;
+      const answered = await (c.req.header('origin') !== undefined ? cors(c, inner) : inner());
       if (answered instanceof Response) c.res = answered;
     } catch (err) {
       // Failures of this layer itself (the body limit) get the same envelope and headers as the rest.
@@ -197,6 +200,8 @@ export function createApp(deps: Deps) {
 
   // The RuoYi-Vue3 dialect (docs/ruoyi.md): off unless RUOYI_API_PREFIX names where it lives.
   if (config.RUOYI_API_PREFIX) app.route(config.RUOYI_API_PREFIX, ruoyiDialect(config.RUOYI_API_PREFIX));
+  // The vue-vben-admin dialect (docs/vben.md): off unless VBEN_API_PREFIX names where it lives.
+  if (vben) app.route(vben.prefix, vben.routes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

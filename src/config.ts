@@ -80,6 +80,14 @@ const schema = z
     TRUST_PROXY: bool(false),
     DOCS_ENABLED: bool(true),
     /**
+     * The vue-vben-admin dialect (docs/vben.md): mounted under this path prefix (e.g. `/vben`) when
+     * set, off when empty. vben's `VITE_GLOB_API_URL` then points at `<service>/vben`.
+     */
+    VBEN_API_PREFIX: z
+      .string()
+      .regex(/^(\/[A-Za-z0-9_-]+)*$/, 'must be empty or a path like /vben')
+      .default(''),
+    /**
      * The service's public base URL (e.g. `https://admin.example.com/api`), named as `servers` in
      * /openapi.json. Unset: the document names a relative server (`/`). Never taken from the
      * request's Host header, which a client or a poisoned cache could set.

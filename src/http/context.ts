@@ -17,6 +17,8 @@ declare module 'hono' {
     opAction: { module: string; action: string };
     /** The session a valid signed link names (http/auth.ts signedOr): its file read checks it is live. */
     linkSession: string;
+    /** Module and action of the op-log row when the path is not `/app/<module>/<action>` (compat dialects). */
+    opName: { module: string; action: string };
     /** Set by the error mapper so the op-log recorder can store what the client was told. */
     errorMsg: string;
   }

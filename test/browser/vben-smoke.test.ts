@@ -1,14 +1,15 @@
 // vue-vben-admin 5.7.0, unchanged but for its API base, served by its own Vite dev server and
-// opened in Chromium next to our Bun server: the groundwork of issue 31's browser test. It checks
-// that the real client installs, starts and renders its login page, and records what it sends to
-// the API base on a login attempt (test-output/vben-smoke/). It asserts nothing about the answers:
-// the vben dialect does not exist yet. The first run installs the client (minutes; see
+// opened in Chromium next to our Bun server, which speaks vben's dialect under /vben (issue 31).
+// It checks that the real client installs, starts and renders its login page; that a wrong
+// password shows our message once (403, no logout loop); that our admin logs in and the four
+// system pages (user, role, menu, dept) list our data; and records every call it made to the API
+// base (test-output/vben-smoke/). The first run installs the client (minutes; see
 // test/browser/support/vben-client.ts), later runs reuse the installed tree.
 // Alone: `npx bun test test/browser/vben-smoke.test.ts`.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, OUTPUT_DIR, startApi, type RunningApi } from './support.ts';
+import { ADMIN_PASSWORD, freePort, OUTPUT_DIR, startApi, type RunningApi } from './support.ts';
 import { openVbenPage, prepareVben, shortReason, startVbenDevServer, type VbenDevServer, type VbenPage } from './support/vben-client.ts';
 
 /** Where the dialect is to answer (issue 31); the base vben gets as VITE_GLOB_API_URL. */
@@ -25,6 +26,17 @@ let apiBase: string;
 const measured: Record<string, number | boolean> = {};
 /** The toasts vben showed after the login attempt (its error messages). */
 let toasts: string[] = [];
+
+/** The slider captcha is vben's own (client side only): drag its handle to the end. */
+async function dragSlider(page: VbenPage['page']) {
+    const bar = page.getByText('请按住滑块拖动');
+    const track = (await bar.locator('xpath=..').boundingBox())!;
+    const y = track.y + track.height / 2;
+    await page.mouse.move(track.x + 20, y);
+    await page.mouse.down();
+    await page.mouse.move(track.x + track.width - 2, y, { steps: 25 });
+    await page.mouse.up();
+}
 
 beforeAll(async () => {
   if (!prepared.ok) return;
@@ -95,14 +107,7 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
 
   test('a login attempt goes to the API base, once', async () => {
     const { page } = vben;
-    // The slider captcha is vben's own (client side only): drag its handle to the end.
-    const bar = page.getByText('请按住滑块拖动');
-    const track = (await bar.locator('xpath=..').boundingBox())!;
-    const y = track.y + track.height / 2;
-    await page.mouse.move(track.x + 20, y);
-    await page.mouse.down();
-    await page.mouse.move(track.x + track.width - 2, y, { steps: 25 });
-    await page.mouse.up();
+    await dragSlider(page);
     const isLogin = (r: { url(): string; method(): string }) => r.url() === `${apiBase}/auth/login` && r.method() === 'POST';
     const settled = Promise.race([page.waitForEvent('requestfinished', { predicate: isLogin, timeout: 30_000 }), page.waitForEvent('requestfailed', { predicate: isLogin, timeout: 30_000 })]);
     await page.locator('button[aria-label="login"]').click();
@@ -119,5 +124,50 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     expect(logins[0]!.headers['content-type']).toContain('application/json');
     // Nothing but the API base and the dev server was asked for except what is blocked offline.
     expect(vben.apiCalls.every((c) => !c.path.startsWith('http'))).toBe(true);
+    // The dialect refuses vben's demo account with our message, as 403: no logout, no loop.
+    expect(logins[0]!.status).toBe(403);
+    expect(toasts).toContain('Invalid login name or password');
+    expect(vben.apiCalls.filter((c) => c.path === '/auth/logout')).toHaveLength(0);
   }, 60_000);
+
+  test('our admin logs in; the sidebar and the four system pages list our data', async () => {
+    const { page } = vben;
+    // A department to list (a fresh install has none), made through our own API.
+    const token = ((await (await fetch(`${api.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ loginName: 'admin', password: ADMIN_PASSWORD }) })).json()) as { data: { token: string } }).data.token;
+    const org = await fetch(`${api.url}/app/sysOrg/add`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'Head office', code: 'hq' }) });
+    expect(org.status).toBe(200);
+    const t0 = performance.now();
+    await page.locator('input[name="username"]').fill('admin');
+    await page.locator('input[name="password"]').fill(ADMIN_PASSWORD);
+    await dragSlider(page);
+    await page.locator('button[aria-label="login"]').click();
+    await page.waitForURL((u) => !u.pathname.startsWith('/auth/login'), { timeout: 120_000 });
+    const ok = (path: string) => vben.apiCalls.some((c) => c.path.startsWith(path) && c.status === 200);
+    expect(ok('/auth/login')).toBe(true);
+    expect(ok('/user/info')).toBe(true);
+    expect(ok('/auth/codes')).toBe(true);
+    measured.loginMs = Math.round(performance.now() - t0);
+    await page.screenshot({ path: join(SHOTS, 'after-login.png') });
+    for (const view of ['user', 'role', 'menu', 'dept']) {
+      const t1 = performance.now();
+      const listed = page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/${view}/list`) && r.request().method() === 'GET', { timeout: 180_000 });
+      await page.goto(`${dev.url}/system/${view}`, { timeout: 180_000 });
+      const res = await listed;
+      expect(res.status()).toBe(200);
+      const body = (await res.json()) as { code: number; data: any };
+      expect(body.code).toBe(0);
+      const rows = Array.isArray(body.data) ? body.data : body.data.items;
+      expect(rows.length).toBeGreaterThan(0);
+      // The grid rendered our rows: the first one's name (a menu's title) is in the page (the menu
+      // grid's title cell counts as hidden to Playwright while it is on screen: attached, then).
+      const first = view === 'menu' ? rows[0].meta.title : rows[0].name;
+      await page.getByText(first, { exact: true }).first().waitFor({ state: 'attached', timeout: 60_000 });
+      measured[`${view}PageMs`] = Math.round(performance.now() - t1);
+      await page.screenshot({ path: join(SHOTS, `system-${view}.png`) });
+    }
+    // The sidebar: vben's own System menu (frontend access mode), with its Iconify icons served.
+    expect(vben.iconsServed).toContain('mdi:account-group');
+    expect(vben.apiCalls.filter((c) => c.status === 401)).toEqual([]);
+    expect(vben.pageErrors).toEqual([]);
+  }, 900_000);
 });

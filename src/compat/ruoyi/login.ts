@@ -11,14 +11,14 @@ import { ruoyiRoutes } from './routers.ts';
 import { ruoyiRoleKey, ruoyiUser } from './users-map.ts';
 import { text } from './values.ts';
 import { authenticate } from '../../http/auth.ts';
+import { SECOND_FACTOR_ELSEWHERE } from '../messages.ts';
 
 /** Paths whose failures are never code 401 (see respond.ts). */
 export const LOGIN_LIKE = new Set(['/login', '/captchaImage', '/register', '/unlockscreen']);
 
 const loginClient = (c: Context) => ({ ...clientInfo(c), traceId: c.get('traceId') });
 
-export const SECOND_FACTOR_ELSEWHERE =
-  'This account logs in with a second factor, which this login page cannot ask for: use a front end that supports it (see docs/second-factor.md)';
+export { SECOND_FACTOR_ELSEWHERE };
 
 /** login, captcha, logout, getInfo, getRouters, register, unlockscreen (RuoYi's api/login.js and api/menu.js). */
 export const loginRoutes = new Hono()

@@ -99,12 +99,19 @@ export function roleFilter(p: RolePageInput['params']) {
   return q;
 }
 
-export function pageRoles(deps: Ports, run: Runner, req: RolePageInput) {
+/**
+ * A role's granted menu ids as a JSON list, a column of its own row (one round trip for the page):
+ * for clients whose role list carries the grants (the vben dialect's `permissions`).
+ */
+const MENU_IDS = sql<string>`(SELECT json_group_array(m.menu_id) FROM (SELECT rm.menu_id FROM role_menu rm WHERE rm.role_id = roles.id ORDER BY rm.menu_id) m)`.as('menu_ids');
+
+/** A page of roles; with `menuIds`, each record also carries the ids of the menus it is granted. */
+export function pageRoles(deps: Ports, run: Runner, req: RolePageInput, opts: { menuIds?: boolean } = {}) {
   const q = roleFilter(req.params);
   const page = pageStatements(req, {
     maxPageSize: deps.config.PAGE_SIZE_MAX,
     filtered: q,
-    select: (qb) => qb.select(ROLE_SELECT),
+    select: (qb) => (opts.menuIds ? qb.select([...ROLE_SELECT, MENU_IDS]) : qb.select(ROLE_SELECT)),
     sortColumns: {
       id: 'roles.id',
       name: 'roles.name',
@@ -121,7 +128,10 @@ export function pageRoles(deps: Ports, run: Runner, req: RolePageInput) {
     reads: page.statements,
     finish: (rows) => {
       const found = page.finish(rows);
-      return { ...found, records: withScopes(found.records) };
+      const records = withScopes(found.records);
+      if (!opts.menuIds) return { ...found, records };
+      const grants = found.records.map((r) => JSON.parse((r as { menu_ids?: string }).menu_ids ?? '[]') as number[]);
+      return { ...found, records: records.map((r, i) => ({ ...r, menuIds: grants[i] ?? [] })) };
     },
   });
 }

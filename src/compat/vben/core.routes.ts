@@ -1,0 +1,111 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { AppError, badRequest, forbidden } from '../../core/errors.ts';
+import { authenticate } from '../../http/auth.ts';
+import { clientInfo } from '../../http/client.ts';
+import { describeZodError } from '../../http/errors.ts';
+import { ok } from '../../http/respond.ts';
+import { login, loginLogRow, logout } from '../../modules/auth/index.ts';
+import { loginUserInformation } from '../../modules/login-user/index.ts';
+import { read } from './guard.ts';
+import { toVbenRoutes } from './menu-routes.ts';
+import { SECOND_FACTOR_ELSEWHERE } from '../messages.ts';
+
+/**
+ * vben's login form sends `{username, password}` plus what its own UI holds (`selectAccount`,
+ * `captcha: true` from its client-side slider, which proves nothing to a server). Those are
+ * ignored; our captcha, when on, is passed as `codeKey`/`securityCode` by a form that shows it.
+ */
+const VbenLogin = z.looseObject({
+  username: z.string().trim().min(1, 'is required').max(64, 'must be at most 64 characters'),
+  password: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
+  codeKey: z.string().nullish(),
+  securityCode: z.string().nullish(),
+});
+
+const loginClient = (c: Context) => ({ ...clientInfo(c), traceId: c.get('traceId') });
+
+/** POST auth/login → `{accessToken}` through our login (throttle, captcha, login log, session). */
+async function vbenLogin(c: Context) {
+  const deps = c.get('deps');
+  const run = c.get('run');
+  const raw: unknown = await c.req.json().catch(() => undefined);
+  const parsed = VbenLogin.safeParse(raw);
+  if (!parsed.success) {
+    // A refused body is an attempt too (as on /auth/login): its login-log row, then the 400.
+    const err = badRequest(describeZodError(parsed.error));
+    const named = raw && typeof raw === 'object' ? (raw as { username?: unknown }).username : undefined;
+    await run.record([loginLogRow(deps.clock, loginClient(c), typeof named === 'string' ? named.trim() : '', 'failure', err.message, null)]);
+    throw err;
+  }
+  const { username, password, codeKey, securityCode } = parsed.data;
+  try {
+    const result = await login(deps, run, { loginName: username, password, codeKey, securityCode }, loginClient(c));
+    // vben's login form has no second step: an account with a second factor is refused in words
+    // (its short-lived challenge simply expires), never answered with a null token.
+    if (!result.token) throw forbidden(SECOND_FACTOR_ELSEWHERE);
+    return ok(c, { accessToken: result.token, expiresAt: result.expiresAt });
+  } catch (err) {
+    // A wrong name or password is 401 in our API; in vben any 401 means "session expired" (clear
+    // the token, log out, redirect) and the login form would reset on top of it. 403 is what
+    // vben's own backend answers here: the form just shows the message.
+    if (err instanceof AppError && err.status === 401) throw forbidden(err.message);
+    throw err;
+  }
+}
+
+/**
+ * POST auth/logout: vben calls it through its bare client, without the Authorization header, and
+ * ignores the answer. With a valid token it revokes that session; without one there is nothing to
+ * revoke, and it still answers 200, never 401 (a 401 here is how the old recipe looped).
+ */
+async function vbenLogout(c: Context) {
+  if (c.req.header('authorization')) {
+    try {
+      await authenticate(null, false)(c, async () => {
+        await logout(c.get('deps'), c.get('run'));
+      });
+    } catch {
+      // A token that is already revoked, expired or malformed: the session is over either way.
+    }
+  }
+  return ok(c, '');
+}
+
+export function coreRoutes() {
+  return new Hono()
+    .post('/auth/login', vbenLogin)
+    .post('/auth/logout', vbenLogout)
+    .post('/auth/refresh', () => {
+      // We issue no refresh token (a session lives TOKEN_TTL_SECONDS, 30 days by default, and is
+      // revocable at once): the honest answer is a refusal, which vben (enableRefreshToken on)
+      // treats like an expired session: back to the login page, once.
+      throw forbidden('This service issues no refresh token: log in again');
+    })
+    // The playground's header asks for a stored time zone on every page. We keep none per user:
+    // null (vben then uses the browser's), no options to offer, and setting one is refused.
+    .get('/timezone/getTimezone', ...read(null), (c) => ok(c, null))
+    .get('/timezone/getTimezoneOptions', (c) => ok(c, []))
+    .post('/timezone/setTimezone', () => {
+      throw badRequest('timezone: this service keeps no time zone per user');
+    })
+    .get('/auth/codes', ...read(null), async (c) => {
+      const info = await loginUserInformation(c.get('deps'), c.get('run'));
+      return ok(c, info.permissions);
+    })
+    .get('/user/info', ...read(null), async (c) => {
+      const { user, roles } = await loginUserInformation(c.get('deps'), c.get('run'));
+      return ok(c, {
+        userId: String(user.id),
+        username: user.loginName,
+        realName: user.nickName || user.loginName,
+        avatar: user.avatar ?? '',
+        roles,
+        desc: user.remark ?? '',
+      });
+    })
+    .get('/menu/all', ...read(null), async (c) => {
+      const info = await loginUserInformation(c.get('deps'), c.get('run'));
+      return ok(c, toVbenRoutes(info.menus));
+    });
+}
