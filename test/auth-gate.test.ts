@@ -133,6 +133,31 @@ describe('Runner', () => {
     expect(calls).toEqual(['batch AUTH,SELECT data']);
   });
 
+  test('local SQLite (readManyNow): the auth and data rows read together, a refusal rejects the plan before its finish', async () => {
+    const calls: string[] = [];
+    const local = (rows: unknown[][]) =>
+      ({
+        read: async () => [],
+        readMany: async () => [],
+        atomic: async () => [],
+        readNow: (sql: string) => (calls.push(`now ${sql}`), rows[0]!),
+        readManyNow: (s: { sql: string }[]) => (calls.push(`together ${s.map((x) => x.sql).join(',')}`), rows),
+      }) as never;
+    const refused = new Runner(local([[], [{ secret: 1 }]]));
+    refused.authenticate(check(([rows]) => (rows?.[0] ? accept([rows]) : { refusal: new Error('401') as never })));
+    let finished = false;
+    await expect(refused.read({ reads: [{ sql: 'SELECT data', parameters: [] }], finish: () => (finished = true) })).rejects.toThrow('401');
+    await expect(refused.caller()).rejects.toThrow('401');
+    expect(finished).toBe(false);
+    expect(calls).toEqual(['together AUTH,SELECT data']);
+    calls.length = 0;
+    const accepted = new Runner(local([[{ ok: 1 }], [{ data: 1 }]]));
+    accepted.authenticate(check(accept));
+    expect(await accepted.read(plan('SELECT data'))).toEqual([[{ data: 1 }]]);
+    expect((await accepted.caller()).userId).toBe(7);
+    expect(calls).toEqual(['together AUTH,SELECT data']);
+  });
+
   test('an accepted auth row: one batch, the data rows without the auth row, later reads without it', async () => {
     const calls: string[] = [];
     const run = new Runner(fakePorts([[{ ok: 1 }], [{ data: 1 }]], calls));
