@@ -140,19 +140,9 @@ export const DictDataIdsRequest = idsRequest('DictDataIdsRequest');
 
 // ---- reads for every logged-in user ----
 
-export const DictItemSchema = z
-  .object({
-    id: z.number().int(),
-    typeCode: z.string().openapi({ example: 'sys_normal_disable' }),
-    label: z.string().openapi({ example: '正常' }),
-    value: z.string().openapi({ example: 'enabled' }),
-    sort: z.number().int(),
-    tagType: TagTypeSchema,
-    cssClass: z.string().nullable(),
-    isDefault: z.boolean(),
-    remark: z.string().nullable(),
-  })
-  .openapi('DictItem', { description: 'An enabled item of an enabled dictionary type, as front ends use it.' });
+export const DictItemSchema = DictDataSchema.pick({ id: true, typeCode: true, label: true, value: true, sort: true, tagType: true, cssClass: true, isDefault: true, remark: true }).openapi('DictItem', {
+  description: 'An enabled item of an enabled dictionary type, as front ends use it.',
+});
 
 export const DictItemsQuery = z.strictObject({ code: codeField.openapi({ param: { name: 'code', in: 'query' } }) });
 
