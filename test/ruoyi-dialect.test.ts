@@ -15,8 +15,7 @@ import { delegationWorld } from './support/delegation-world.ts';
 import { cronOfQuartz, quartzOf } from '../src/compat/ruoyi/job.ts';
 import { DICT_VALUES, ourDictValue, ruoyiDictValue } from '../src/compat/ruoyi/values.ts';
 import { answerHash } from '../src/modules/auth/captcha.service.ts';
-import { base32Decode } from '../src/core/base32.ts';
-import { totpAt } from '../src/core/totp.ts';
+import { userWithTotp } from './support/mfa.ts';
 import { SECOND_FACTOR_ELSEWHERE } from '../src/compat/ruoyi/login.ts';
 
 // The RuoYi dialect (src/compat/ruoyi, docs/ruoyi.md) without the browser: its value mappings as
@@ -170,13 +169,7 @@ for (const runtime of RUNTIMES) {
     test('login of an account with a second factor: refused in words (no second step in RuoYi), never a null token, no session', async () => {
       const name = `mfa_ry_${runtime}`;
       const password = 'Second-Factor-Ry-9';
-      const added = await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: name, password } });
-      expect(added.status).toBe(200);
-      const own = await t.login(name, password);
-      const start = await t.call('POST', '/app/sysLoginUser/mfa/totp/start', { token: own });
-      const secret = base32Decode(start.data.secret)!;
-      const confirm = await t.call('POST', '/app/sysLoginUser/mfa/totp/confirm', { token: own, body: { code: await totpAt(secret, t.clock.now()) } });
-      expect(confirm.status).toBe(200);
+      await userWithTotp(t, admin, name, password);
       const sessions = await t.count('sessions');
       const r = await rc('POST', '/login', { body: { username: name, password } });
       expect(r.status).toBe(200);

@@ -1,8 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { ADMIN_PASSWORD, D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
+import { userWithTotp } from './support/mfa.ts';
 import { SECOND_FACTOR_ELSEWHERE } from '../src/compat/messages.ts';
-import { base32Decode } from '../src/core/base32.ts';
-import { totpAt } from '../src/core/totp.ts';
 
 // The vue-vben-admin dialect (src/compat/vben, docs/vben.md) through app.request, on Bun and on a
 // real D1: each mapped call's shape in vben's envelope, errors that never start vben's 401 loop,
@@ -56,12 +55,7 @@ for (const runtime of RUNTIMES) {
       test('login of an account with a second factor: 403 in words (vben has no second step), never a null token, no session', async () => {
         const name = `mfa_vb_${runtime}`;
         const password = 'Second-Factor-Vb-9';
-        expect((await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: name, password } })).status).toBe(200);
-        const own = await t.login(name, password);
-        const start = await t.call('POST', '/app/sysLoginUser/mfa/totp/start', { token: own });
-        const secret = base32Decode(start.data.secret)!;
-        const confirm = await t.call('POST', '/app/sysLoginUser/mfa/totp/confirm', { token: own, body: { code: await totpAt(secret, t.clock.now()) } });
-        expect(confirm.status).toBe(200);
+        await userWithTotp(t, admin, name, password);
         const sessions = await t.count('sessions');
         const r = await v('POST', '/auth/login', { body: { username: name, password } });
         expect(r.status).toBe(403);
