@@ -45,7 +45,22 @@ describe('the preset as data', () => {
       expect((e as Error).message).toStartWith('Invalid configuration: MENU_PRESET ');
       expect((e as Error).message).toContain('vben (vue-vben-admin views)');
     }
-    expect(vbenMenuPresetSql()).toContain("'/system/user/list'");
+  });
+
+  test('as SQL text (for wrangler d1 execute): the same menus, and a second run changes no row', () => {
+    const sqlite = openSqlite(':memory:');
+    migrate(sqlite);
+    sqlite.exec(vbenMenuPresetSql());
+    const shaped = sqlite.query(`SELECT name, component, hidden FROM menus WHERE name IN ('SystemUser', 'SystemDept', 'Workspace', 'SystemBackup') ORDER BY name`).all();
+    expect(shaped).toEqual([
+      { name: 'SystemBackup', component: '/_core/fallback/coming-soon', hidden: 1 },
+      { name: 'SystemDept', component: '/system/dept/list', hidden: 0 },
+      { name: 'SystemUser', component: '/system/user/list', hidden: 0 },
+      { name: 'Workspace', component: '/dashboard/workspace/index', hidden: 0 },
+    ]);
+    const before = (sqlite.query('SELECT total_changes() AS n').get() as { n: number }).n;
+    sqlite.exec(vbenMenuPresetSql());
+    expect((sqlite.query('SELECT total_changes() AS n').get() as { n: number }).n).toBe(before);
   });
 
   // The view paths the preset names are files of the real client: every one in the playground
