@@ -14,7 +14,7 @@ const DIR = resolve(import.meta.dir, '../examples/adapters');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.ts'));
 
 /** Every module specifier a file names: static imports and re-exports, side-effect imports, import(). */
-export function specifiers(source: string): { spec: string; typeOnly: boolean }[] {
+function specifiers(source: string): { spec: string; typeOnly: boolean }[] {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
   const out: { spec: string; typeOnly: boolean }[] = [];
   for (const m of code.matchAll(/\b(import|export)(\s+type)?\b[^'";]*?\bfrom\s*['"]([^'"]+)['"]/g)) out.push({ spec: m[3]!, typeOnly: !!m[2] });
@@ -24,7 +24,7 @@ export function specifiers(source: string): { spec: string; typeOnly: boolean }[
 }
 
 /** What is wrong with `file`'s imports, one line each. */
-export function importProblems(file: string, source: string): string[] {
+function importProblems(file: string, source: string): string[] {
   const problems: string[] = [];
   for (const { spec, typeOnly } of specifiers(source)) {
     if (!spec.startsWith('./') && !spec.startsWith('../')) {
