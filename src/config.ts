@@ -114,8 +114,13 @@ const schema = z
       .regex(/^(\/[A-Za-z0-9_-]+)+$/, 'must be a path such as /ruoyi (letters, digits, _ and -, no trailing slash)')
       .refine((p) => !/^\/(app|auth|health|docs|openapi\.json)(\/|$)/.test(p), 'must not overlap the native API (/app, /auth, /health, /docs)')
       .optional(),
-    /** At the first start (empty database): `ruoyi` shapes the menus for RuoYi-Vue3's views (docs/ruoyi.md). */
-    MENU_PRESET: z.enum(['none', 'ruoyi'], { message: 'must be none or ruoyi' }).default('none'),
+    /**
+     * At the first start (empty database): `ruoyi` shapes the menus for RuoYi-Vue3's views
+     * (docs/ruoyi.md), `vben` for vue-vben-admin's (docs/vben.md).
+     */
+    MENU_PRESET: z
+      .enum(['none', 'ruoyi', 'vben'], { message: 'must be none, ruoyi (RuoYi-Vue3 views) or vben (vue-vben-admin views)' })
+      .default('none'),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === 'production' && (!c.JWT_SECRET || new TextEncoder().encode(c.JWT_SECRET).length < 32)) {

@@ -1,8 +1,37 @@
-// What every adapter starts from: our login result, user information and menu tree, typed by
-// src/client.ts (the same types hc<AppType> gives an SPA).
-import type { LoginUserInformation, MenuNode } from '../../src/client.ts';
+// What every adapter starts from: our login result, user information and menu tree. Self-contained
+// (no import from this repository): copy it into the template beside the adapter. The shapes are
+// those of src/client.ts (what hc<AppType> gives an SPA), and test/adapters.test.ts fails to compile
+// when the API's own types stop fitting them.
 
-export type { LoginUserInformation, MenuNode };
+/** A directory or menu of the route tree in getLoginUserInformation (buttons are not routes). */
+export interface MenuNode {
+  id: number;
+  parentId: number;
+  title: string;
+  type: 'directory' | 'menu';
+  path: string | null;
+  /** The view to load (our example SPA's `user/UserList`; a menu preset sets the template's). */
+  component: string | null;
+  icon: string | null;
+  /** Order among siblings (route meta `order`). */
+  sort: number;
+  /** Routed but not shown in the menu. */
+  hidden: boolean;
+  /** Stable, unique route name. */
+  name: string;
+  keepAlive: boolean;
+  children: MenuNode[];
+}
+
+/** The data of GET /app/sysLoginUser/getLoginUserInformation (the fields the adapters read). */
+export interface LoginUserInformation {
+  user: { id: number; loginName: string; nickName: string; email: string | null; phone: string | null; avatar: string | null };
+  /** Codes of the enabled roles (`superAdmin` for the super admin). */
+  roles: string[];
+  /** Permission codes; `['*']` for a super admin. */
+  permissions: string[];
+  menus: MenuNode[];
+}
 
 /** The data of POST /auth/login. */
 export interface LoginData {
@@ -18,23 +47,6 @@ export interface Envelope<T> {
   msg: string;
   data: T;
   traceId: string;
-}
-
-/** The first visible menu (not a directory) in tree order: a sensible home page. */
-export function firstPage(nodes: MenuNode[]): MenuNode | undefined {
-  for (const n of nodes) {
-    if (n.hidden) continue;
-    if (n.type === 'menu' && n.path) return n;
-    const inner = firstPage(n.children);
-    if (inner) return inner;
-  }
-  return undefined;
-}
-
-/** `/user/list` under `/user` → `list`; paths outside their parent stay absolute. */
-export function relativePath(path: string, parentPath: string | null): string {
-  if (parentPath && path.startsWith(`${parentPath.replace(/\/$/, '')}/`)) return path.slice(parentPath.replace(/\/$/, '').length + 1);
-  return path;
 }
 
 // --- login with a second factor (docs/second-factor.md) -------------------------------------------
@@ -64,7 +76,7 @@ export type PostData = <T>(path: string, body: unknown) => Promise<T>;
  * The login recipe for every template: POST /auth/login; when it answers a challenge, `askFactor`
  * shows the second step (a code field, "use a recovery code", "use a passkey" when `methods` has
  * it) and resolves with the factor; POST /auth/login/verify. Either way the result is LoginData,
- * so vbenLogin / ruoyiLogin / soybeanLogin stay as they are.
+ * so ruoyiLogin / soybeanLogin stay as they are.
  */
 export async function loginWithSecondFactor(
   post: PostData,

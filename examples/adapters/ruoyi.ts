@@ -7,7 +7,8 @@
 //                                    'ParentView' | view path under src/views), alwaysShow, meta {title, icon, noCache, link}, children}
 //   src/utils/request.js             every body carries `code` (200 = success, 401 = log in again) and `msg`
 //   src/plugins/auth.js              all permissions are '*:*:*', the super admin role is 'admin'
-import { relativePath, type Envelope, type LoginData, type LoginUserInformation, type MenuNode } from './common.ts';
+// Copy it with common.ts into the template; it imports nothing else (types only, so no bundler setting is needed).
+import type { Envelope, LoginData, LoginUserInformation, MenuNode } from './common.ts';
 
 export interface RuoyiBody {
   code: number;
@@ -63,6 +64,12 @@ export function ruoyiInfo(info: LoginUserInformation): RuoyiInfo {
     roles: info.roles.map((r) => (r === 'superAdmin' ? 'admin' : r)),
     permissions: info.permissions.map((p) => (p === '*' ? '*:*:*' : p)),
   };
+}
+
+/** `/user/list` under `/user` → `list`; paths outside their parent stay absolute. */
+export function relativePath(path: string, parentPath: string | null): string {
+  if (parentPath && path.startsWith(`${parentPath.replace(/\/$/, '')}/`)) return path.slice(parentPath.replace(/\/$/, '').length + 1);
+  return path;
 }
 
 /** getRouters: root directories use Layout, nested ones ParentView; child paths relative to their parent. */

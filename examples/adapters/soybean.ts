@@ -6,7 +6,8 @@
 //   src/typings/router.d.ts  RouteMeta {title, i18nKey, icon, order, keepAlive, hideInMenu, …}
 //   ElegantConstRoute (@elegant-router/types): {name, path, component ('layout.base', 'view.<key>',
 //   'layout.base$view.<key>'), meta, redirect, children}; route keys are path segments joined by '_'.
-import { firstPage, type LoginData, type LoginUserInformation, type MenuNode } from './common.ts';
+// Copy it with common.ts into the template; it imports nothing else (types only, so no bundler setting is needed).
+import type { LoginData, LoginUserInformation, MenuNode } from './common.ts';
 
 export interface SoybeanLoginToken {
   token: string;
@@ -79,6 +80,17 @@ function toRoute(n: MenuNode, root: boolean): SoybeanMenuRoute {
     route.redirect = route.children[0]!.path;
   }
   return route;
+}
+
+/** The first visible menu (not a directory) in tree order: a sensible home page. */
+export function firstPage(nodes: MenuNode[]): MenuNode | undefined {
+  for (const n of nodes) {
+    if (n.hidden) continue;
+    if (n.type === 'menu' && n.path) return n;
+    const inner = firstPage(n.children);
+    if (inner) return inner;
+  }
+  return undefined;
 }
 
 /** getUserRoutes: the tree, and `home` = the route key of the first page. */

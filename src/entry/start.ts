@@ -14,7 +14,7 @@ import { diskStorageProbe } from '../adapters/server/storage.ts';
 import { serverBackupArchives } from '../adapters/server/backup-archive.ts';
 import { createLifecycle } from '../core/readiness.ts';
 import { bootstrapAdmin } from '../modules/users/index.ts';
-import { applyRuoyiMenuPreset } from '../compat/ruoyi/index.ts';
+import { MENU_PRESETS } from '../compat/presets.ts';
 import { failInterruptedBackups } from '../modules/backups/index.ts';
 import { applyScheduleConfig, failInterruptedRuns, tick } from '../modules/jobs/index.ts';
 import { startJobTimer } from './job-timer.ts';
@@ -83,10 +83,11 @@ async function bootstrap(deps: Deps): Promise<{ password?: string } | undefined>
     const admin = await bootstrapAdmin(deps);
     if (!admin.created) return undefined;
     deps.log.log('info', 'administrator created', { loginName: deps.config.ADMIN_LOGIN_NAME, password: admin.generatedPassword ? 'generated' : 'ADMIN_PASSWORD' });
-    // The first start (it created the administrator): the menus as RuoYi-Vue3 expects them.
-    if (deps.config.MENU_PRESET === 'ruoyi') {
-      await applyRuoyiMenuPreset(deps);
-      deps.log.log('info', 'menu preset applied', { preset: 'ruoyi' });
+    // The first start (it created the administrator): the menus as the chosen client expects them.
+    const preset = deps.config.MENU_PRESET;
+    if (preset !== 'none') {
+      await MENU_PRESETS[preset].apply(deps);
+      deps.log.log('info', 'menu preset applied', { preset });
     }
     return { password: admin.generatedPassword };
   } catch (e) {

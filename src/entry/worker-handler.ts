@@ -11,7 +11,7 @@ import type { WorkerRequestEnv } from '../adapters/workers/client.ts';
 import { workersDeps } from '../adapters/workers/deps.ts';
 import type { R2BucketLike } from '../adapters/workers/r2-blobs.ts';
 import { bootstrapAdmin } from '../modules/users/index.ts';
-import { applyRuoyiMenuPreset } from '../compat/ruoyi/index.ts';
+import { MENU_PRESETS } from '../compat/presets.ts';
 import { tick } from '../modules/jobs/index.ts';
 
 /** Bindings and vars from wrangler.toml, secrets, and .dev.vars locally. */
@@ -78,8 +78,8 @@ async function ensureAdmin(deps: Deps): Promise<void> {
   try {
     const result = await bootstrapAdmin(deps);
     if (result.created) log.log('info', 'administrator created from ADMIN_PASSWORD', { loginName: config.ADMIN_LOGIN_NAME });
-    // The first start (this isolate created the administrator): the menus as RuoYi-Vue3 expects them.
-    if (result.created && config.MENU_PRESET === 'ruoyi') await applyRuoyiMenuPreset(deps);
+    // The first start (this isolate created the administrator): the menus as the chosen client expects them.
+    if (result.created && config.MENU_PRESET !== 'none') await MENU_PRESETS[config.MENU_PRESET].apply(deps);
   } catch (e) {
     // Two isolates can race on an empty table; the loser finds the winner's row and carries on.
     if (!(e instanceof AppError) && (await hasUsers(deps).catch(() => false))) return;

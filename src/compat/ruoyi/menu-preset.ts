@@ -1,8 +1,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { DbPorts } from '../../core/ports.ts';
 import { qb } from '../../db/compile.ts';
-import { resultsOf } from '../../db/plan.ts';
-import { Runner } from '../../db/runner.ts';
+import { addDirectory, addPage, applyPresetStatements, hidePages, named, placePage, presetSqlText, SYSTEM_DIR } from '../menu-preset.ts';
 
 /**
  * The RuoYi menu preset (MENU_PRESET=ruoyi at the first start, or `bun scripts/menu-preset.ts`
@@ -15,38 +14,6 @@ import { Runner } from '../../db/runner.ts';
  * routes by itself (dictionary items, job log: opened from their lists) and the emptied
  * directories are hidden, not deleted. Running it again changes nothing more.
  */
-
-/** The page menu holding the button with `code`. */
-const pageOf = (code: string) => sql`(SELECT parent_id FROM menus WHERE permission = ${code} AND type = 'button' LIMIT 1)`;
-const named = (name: string) => sql`(SELECT id FROM menus WHERE name = ${name} COLLATE NOCASE)`;
-const SYSTEM_DIR = sql`(SELECT id FROM menus WHERE path IN ('/system') AND type = 'directory' AND parent_id = 0 ORDER BY id LIMIT 1)`;
-
-interface Page {
-  code: string;
-  parent: ReturnType<typeof sql>;
-  title: string;
-  path: string;
-  component: string;
-  icon: string;
-  name: string;
-  sort: number;
-}
-
-function placePage(p: Page): CompiledQuery {
-  return sql`UPDATE menus SET parent_id = ${p.parent}, title = ${p.title}, path = ${p.path}, component = ${p.component}, icon = ${p.icon},
-    name = ${p.name}, sort = ${p.sort}, keep_alive = 1, hidden = 0, version = version + 1
-    WHERE id = ${pageOf(p.code)} AND ${p.parent} IS NOT NULL`.compile(qb);
-}
-
-function addDirectory(parent: ReturnType<typeof sql>, title: string, path: string, icon: string, name: string, sort: number): CompiledQuery {
-  return sql`INSERT OR IGNORE INTO menus (parent_id, title, type, path, icon, sort, name)
-    SELECT ${parent}, ${title}, 'directory', ${path}, ${icon}, ${sort}, ${name} WHERE ${parent} IS NOT NULL`.compile(qb);
-}
-
-function addPage(parent: ReturnType<typeof sql>, title: string, path: string, component: string, icon: string, name: string, sort: number): CompiledQuery {
-  return sql`INSERT OR IGNORE INTO menus (parent_id, title, type, path, component, icon, sort, name, keep_alive)
-    SELECT ${parent}, ${title}, 'menu', ${path}, ${component}, ${icon}, ${sort}, ${name}, 1 WHERE ${parent} IS NOT NULL`.compile(qb);
-}
 
 export function ruoyiMenuPresetStatements(): CompiledQuery[] {
   const log = named('Log');
@@ -74,7 +41,7 @@ export function ruoyiMenuPresetStatements(): CompiledQuery[] {
     // No RuoYi view for these: out of the sidebar (their codes and grants stay).
     // RuoYi routes the items and job-log pages itself (/system/dict-data/index/:dictId,
     // /monitor/job-log/index/:jobId), opened from their lists; it has no API-key page.
-    ...['sys:file:page', 'sys:image:page', 'sys:backup:page', 'sys:dictData:page', 'sys:jobLog:page', 'sys:apiKey:page'].map((code) => sql`UPDATE menus SET hidden = 1 WHERE id = ${pageOf(code)}`.compile(qb)),
+    ...hidePages(['sys:file:page', 'sys:image:page', 'sys:backup:page', 'sys:dictData:page', 'sys:jobLog:page', 'sys:apiKey:page']),
     // The directories the pages left (0001's "User management" and "Permission management").
     sql`UPDATE menus SET hidden = 1 WHERE type = 'directory' AND path IN ('/user', '/permission') AND parent_id = 0
       AND NOT EXISTS (SELECT 1 FROM menus c WHERE c.parent_id = menus.id AND c.hidden = 0)`.compile(qb),
@@ -83,21 +50,10 @@ export function ruoyiMenuPresetStatements(): CompiledQuery[] {
 
 /** Applies the preset in one atomic batch (a transaction on Bun, a D1 batch on Workers). */
 export async function applyRuoyiMenuPreset(deps: DbPorts): Promise<void> {
-  await new Runner(deps).write(resultsOf(ruoyiMenuPresetStatements()));
+  await applyPresetStatements(deps, ruoyiMenuPresetStatements());
 }
 
 /** The preset as SQL text, for `wrangler d1 execute --file` on a D1 database. */
 export function ruoyiMenuPresetSql(): string {
-  return ruoyiMenuPresetStatements()
-    .map((q) => {
-      let i = 0;
-      return `${q.sql.replace(/\?/g, () => literal(q.parameters[i++]))};`;
-    })
-    .join('\n');
-}
-
-function literal(v: unknown): string {
-  if (v === null || v === undefined) return 'NULL';
-  if (typeof v === 'number') return String(v);
-  return `'${String(v).replace(/'/g, "''")}'`;
+  return presetSqlText(ruoyiMenuPresetStatements());
 }

@@ -8,7 +8,7 @@ import { ok } from '../../http/respond.ts';
 import { login, loginLogRow, logout } from '../../modules/auth/index.ts';
 import { loginUserInformation } from '../../modules/login-user/index.ts';
 import { read } from './guard.ts';
-import { toVbenRoutes } from './menu-routes.ts';
+import { homePathOf, toVbenRoutes } from './menu-routes.ts';
 import { SECOND_FACTOR_ELSEWHERE } from '../messages.ts';
 
 /**
@@ -94,7 +94,8 @@ export function coreRoutes() {
       return ok(c, info.permissions);
     })
     .get('/user/info', ...read(null), async (c) => {
-      const { user, roles } = await loginUserInformation(c.get('deps'), c.get('run'));
+      const { user, roles, menus } = await loginUserInformation(c.get('deps'), c.get('run'));
+      const homePath = homePathOf(toVbenRoutes(menus));
       return ok(c, {
         userId: String(user.id),
         username: user.loginName,
@@ -102,6 +103,7 @@ export function coreRoutes() {
         avatar: user.avatar ?? '',
         roles,
         desc: user.remark ?? '',
+        ...(homePath ? { homePath } : {}),
       });
     })
     .get('/menu/all', ...read(null), async (c) => {

@@ -18,3 +18,5 @@ export function vbenDialect(config: Config): { prefix: string; routes: Hono; cor
   routes.route('/', systemRoutes());
   return { prefix, routes, cors: vbenCors(config.CORS_ORIGINS) };
 }
+
+export { applyVbenMenuPreset, vbenMenuPresetSql, VBEN_VIEWS } from './menu-preset.ts';

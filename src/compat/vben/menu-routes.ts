@@ -63,3 +63,21 @@ export function toVbenRoutes(menus: RouterMenu[]): VbenRoute[] {
     });
   return walk(menus, '', true);
 }
+
+/**
+ * Where vben goes after login (`userInfo.homePath`, before its `defaultHomePath`, `/dashboard`): the
+ * first page the user's sidebar shows, so a user not granted the dashboard lands on a page of
+ * theirs rather than on vben's 404. Undefined when nothing is shown (vben's default applies).
+ */
+export function homePathOf(routes: VbenRoute[]): string | undefined {
+  for (const r of routes) {
+    if (r.meta.hideInMenu) continue;
+    if (r.children?.length) {
+      const inner = homePathOf(r.children);
+      if (inner) return inner;
+    } else if (r.component && r.component !== 'BasicLayout') {
+      return r.path;
+    }
+  }
+  return undefined;
+}
