@@ -104,6 +104,32 @@ for (const runtime of RUNTIMES) {
         expect((await v('POST', '/auth/logout', { headers: { authorization: 'Bearer garbage' } })).status).toBe(200);
       });
 
+      test('logout as vben sends it (no token, the logout cookie its login set) ends that session, and only it', async () => {
+        const login = await v('POST', '/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
+        const token = login.body.data.accessToken as string;
+        const other = await vlogin('admin', ADMIN_PASSWORD);
+        // The cookie: HttpOnly, SameSite=Lax, sent to the logout alone, as long-lived as the session.
+        const set = login.res.headers.get('set-cookie') ?? '';
+        expect(set).toMatch(new RegExp(`^vben_logout=[0-9a-f-]{36}; Max-Age=${t.deps.config.TOKEN_TTL_SECONDS}; Path=${P}/auth/logout; HttpOnly; SameSite=Lax$`));
+        const cookie = set.split(';')[0]!;
+        // It authenticates nothing: on any other route it is no token.
+        expect((await v('GET', '/user/info', { headers: { cookie } })).status).toBe(401);
+        // A forged or malformed id changes nothing.
+        const live = async () => (await t.row<{ n: number }>('SELECT count(*) AS n FROM sessions WHERE revoked_at IS NULL'))!.n;
+        const before = await live();
+        for (const forged of ['vben_logout=00000000-0000-4000-8000-000000000000', "vben_logout=x' OR 1=1 --"]) {
+          expect((await v('POST', '/auth/logout', { headers: { cookie: forged } })).status).toBe(200);
+        }
+        expect(await live()).toBe(before);
+        // The real one ends its session, which is then refused; the other session of the same user stays.
+        const out = await v('POST', '/auth/logout', { headers: { cookie } });
+        expect(out.status).toBe(200);
+        expect(out.res.headers.get('set-cookie')).toMatch(new RegExp(`^vben_logout=; Max-Age=0; Path=${P}/auth/logout; HttpOnly; SameSite=Lax`));
+        expect(await live()).toBe(before - 1);
+        expect((await v('GET', '/user/info', { token })).status).toBe(401);
+        expect((await v('GET', '/user/info', { token: other })).status).toBe(200);
+      });
+
       test('timezone (the playground header): none stored, none offered, setting refused', async () => {
         expect((await vok('GET', '/timezone/getTimezone', admin)).body.data).toBeNull();
         expect((await v('GET', '/timezone/getTimezone')).status).toBe(401);

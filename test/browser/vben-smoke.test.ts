@@ -7,6 +7,7 @@
 // test/browser/support/vben-client.ts), later runs reuse the installed tree.
 // Alone: `npx bun test test/browser/vben-smoke.test.ts`.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADMIN_PASSWORD, freePort, OUTPUT_DIR, startApi, type RunningApi } from './support.ts';
@@ -170,4 +171,58 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     expect(vben.apiCalls.filter((c) => c.status === 401)).toEqual([]);
     expect(vben.pageErrors).toEqual([]);
   }, 900_000);
+
+  /** Live sessions of our admin (user 1) in the server's database. */
+  const liveSessions = () => {
+    const db = new Database(join(api.dir, 'admin.db'));
+    try {
+      return (db.query('SELECT count(*) AS n FROM sessions WHERE user_id = 1 AND revoked_at IS NULL').get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+
+  test('a session ended on the server: vben goes to its login page once (one logout, no loop)', async () => {
+    const { page } = vben;
+    expect(liveSessions()).toBeGreaterThan(0);
+    // Ended as a force logout or a disable would end it: every session of the admin revoked.
+    const db = new Database(join(api.dir, 'admin.db'));
+    db.query('UPDATE sessions SET revoked_at = ? WHERE user_id = 1 AND revoked_at IS NULL').run(new Date().toISOString());
+    db.close();
+    const from = vben.apiCalls.length;
+    await page.goto(`${dev.url}/system/user`, { timeout: 180_000 });
+    await page.waitForURL(/\/auth\/login/, { timeout: 60_000 });
+    // Long enough for a loop to show (issue 31 counted 213 logouts in 4 s).
+    await page.waitForTimeout(4000);
+    const after = vben.apiCalls.slice(from);
+    expect(after.filter((c) => c.path === '/auth/logout').length).toBeLessThanOrEqual(1);
+    expect(after.filter((c) => c.status === 401).length).toBeGreaterThan(0);
+    expect(after.length).toBeLessThan(15);
+    expect(new URL(page.url()).pathname).toBe('/auth/login');
+    await page.screenshot({ path: join(SHOTS, 'session-ended.png') });
+  }, 300_000);
+
+  test("vben's own logout (header button, confirm) ends our session", async () => {
+    const { page } = vben;
+    await page.locator('input[name="username"]').fill('admin');
+    await page.locator('input[name="password"]').fill(ADMIN_PASSWORD);
+    await dragSlider(page);
+    await page.locator('button[aria-label="login"]').click();
+    await page.waitForURL((u) => !u.pathname.startsWith('/auth/login'), { timeout: 120_000 });
+    expect(liveSessions()).toBe(1);
+    const from = vben.apiCalls.length;
+    // The header's logout button (the playground's preference puts it there, not in the avatar's
+    // menu); vben asks to confirm.
+    await page.locator('header button:has(svg.lucide-log-out)').click();
+    await page.getByText('是否退出登录？').waitFor();
+    await page.screenshot({ path: join(SHOTS, 'logout-confirm.png') });
+    // antd spaces two-character labels: 确 认.
+    await page.locator('button:visible', { hasText: /^\s*确\s*认\s*$/ }).last().click();
+    await page.waitForURL(/\/auth\/login/, { timeout: 60_000 });
+    await page.waitForTimeout(1000);
+    const logouts = vben.apiCalls.slice(from).filter((c) => c.path === '/auth/logout');
+    expect(logouts.map((c) => c.status)).toEqual([200]);
+    expect(liveSessions()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, 'logged-out.png') });
+  }, 300_000);
 });

@@ -1,11 +1,12 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { AppError, badRequest, forbidden } from '../../core/errors.ts';
-import { authenticate } from '../../http/auth.ts';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { authenticate, verifyToken } from '../../http/auth.ts';
 import { clientInfo } from '../../http/client.ts';
 import { describeZodError } from '../../http/errors.ts';
 import { ok } from '../../http/respond.ts';
-import { login, loginLogRow, logout } from '../../modules/auth/index.ts';
+import { login, loginLogRow, logout, logoutSession } from '../../modules/auth/index.ts';
 import { loginUserInformation } from '../../modules/login-user/index.ts';
 import { read } from './guard.ts';
 import { homePathOf, toVbenRoutes } from './menu-routes.ts';
@@ -44,6 +45,8 @@ async function vbenLogin(c: Context) {
     // vben's login form has no second step: an account with a second factor is refused in words
     // (its short-lived challenge simply expires), never answered with a null token.
     if (!result.token) throw forbidden(SECOND_FACTOR_ELSEWHERE);
+    const { sessionId } = await verifyToken(c, result.token);
+    setCookie(c, LOGOUT_COOKIE, sessionId, logoutCookieOptions(c, deps.config.TOKEN_TTL_SECONDS));
     return ok(c, { accessToken: result.token, expiresAt: result.expiresAt });
   } catch (err) {
     // A wrong name or password is 401 in our API; in vben any 401 means "session expired" (clear
@@ -55,11 +58,30 @@ async function vbenLogin(c: Context) {
 }
 
 /**
- * POST auth/logout: vben calls it through its bare client, without the Authorization header, and
- * ignores the answer. With a valid token it revokes that session; without one there is nothing to
- * revoke, and it still answers 200, never 401 (a 401 here is how the old recipe looped).
+ * vben's logout goes through its bare client, without the Authorization header (its own backend
+ * finds the session by a cookie). So the login sets one cookie, which holds the session id and
+ * nothing that authenticates: HttpOnly, SameSite=Lax (a page of another site cannot make the
+ * browser send it), its Path the logout alone (no other request carries it), and living as long as
+ * the session. No route reads it but logout. docs/vben.md, "Logout".
+ */
+const LOGOUT_COOKIE = 'vben_logout';
+const SESSION_ID = /^[0-9a-f-]{32,40}$/i;
+const logoutPath = (c: Context) => c.req.path.replace(/\/auth\/log(in|out)$/, '/auth/logout');
+const logoutCookieOptions = (c: Context, maxAge?: number) => ({
+  path: logoutPath(c),
+  httpOnly: true,
+  sameSite: 'Lax' as const,
+  secure: new URL(c.req.url).protocol === 'https:',
+  ...(maxAge === undefined ? {} : { maxAge }),
+});
+
+/**
+ * POST auth/logout: with a valid token it revokes that session; without one, the session its
+ * logout cookie names (see LOGOUT_COOKIE); the cookie is cleared. Always 200, never 401 (vben
+ * ignores the answer, and a 401 here is how the old recipe looped).
  */
 async function vbenLogout(c: Context) {
+  const cookie = getCookie(c, LOGOUT_COOKIE);
   if (c.req.header('authorization')) {
     try {
       await authenticate(null, false)(c, async () => {
@@ -68,7 +90,10 @@ async function vbenLogout(c: Context) {
     } catch {
       // A token that is already revoked, expired or malformed: the session is over either way.
     }
+  } else if (cookie && SESSION_ID.test(cookie)) {
+    await logoutSession(c.get('deps'), c.get('run'), cookie);
   }
+  if (cookie !== undefined) deleteCookie(c, LOGOUT_COOKIE, logoutCookieOptions(c));
   return ok(c, '');
 }
 

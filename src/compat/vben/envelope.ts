@@ -32,8 +32,8 @@ export const vbenEnvelope: MiddlewareHandler = async (c, next) => {
 /**
  * vben's client sends credentials (`withCredentials` on login, logout and refresh) and uses PUT and
  * DELETE, so its prefix needs what the rest of the API never grants: `Allow-Credentials: true` and
- * those methods, for the origins of CORS_ORIGINS only. No cookie is ever read or set: credentials
- * mode is allowed so the browser does not refuse the answer, not because anything rides on it.
+ * those methods, for the origins of CORS_ORIGINS only. The one cookie is the logout cookie
+ * (core.routes.ts), which ends a session and authenticates nothing.
  */
 export function vbenCors(origins: readonly string[]): MiddlewareHandler {
   return cors({

@@ -285,14 +285,20 @@ async function openSession(
   return { token, tokenType: 'Bearer' as const, expiresIn: config.TOKEN_TTL_SECONDS, expiresAt };
 }
 
+const endSession = (deps: Ports, sessionId: string) =>
+  qb.updateTable('sessions').set({ revoked_at: isoNow(deps.clock) }).where('id', '=', sessionId).where('revoked_at', 'is', null).compile();
+
 /** Revokes the caller's own session; the token stops working on the next request. */
 export async function logout(deps: Ports, run: Runner) {
-  const sessionId = run.sessionId;
-  await run.write(
-    resultsOf(
-      [qb.updateTable('sessions').set({ revoked_at: isoNow(deps.clock) }).where('id', '=', sessionId).where('revoked_at', 'is', null).compile()],
-      // Only the token's session: the caller's auth statement travels in this batch.
-      { anyCaller: true },
-    ),
-  );
+  // Only the token's session: the caller's auth statement travels in this batch.
+  await run.write(resultsOf([endSession(deps, run.sessionId)], { anyCaller: true }));
+}
+
+/**
+ * Revokes the session with this id, for a logout that carries no token (the vben dialect: its
+ * logout sends only the logout cookie its login set, docs/vben.md). A session id is as unguessable
+ * as a token and only ends that one session; an unknown or ended one changes nothing.
+ */
+export async function logoutSession(deps: Ports, run: Runner, sessionId: string) {
+  await run.write(resultsOf([endSession(deps, sessionId)]));
 }
