@@ -172,6 +172,51 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     expect(vben.pageErrors).toEqual([]);
   }, 900_000);
 
+  test('the dept page: create, edit and delete through vben\'s own modal and row buttons, each one call that lands in our organisations', async () => {
+    const { page } = vben;
+    const listed = page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/dept/list`), { timeout: 120_000 });
+    await page.goto(`${dev.url}/system/dept`, { timeout: 180_000 });
+    await listed;
+    const antdLabel = (text: string) => new RegExp(`^\\s*${[...text].join('\\s*')}\\s*$`);
+    const dialog = page.getByRole('dialog');
+    const rowOf = (name: string) => page.locator('.vxe-body--row', { hasText: name }).first();
+    const answer = (method: string) => page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/dept`) && r.request().method() === method, { timeout: 60_000 });
+    const orgs = async () => {
+      const db = new Database(join(api.dir, 'admin.db'));
+      try {
+        return (db.query('SELECT name FROM orgs ORDER BY id').all() as { name: string }[]).map((r) => r.name);
+      } finally {
+        db.close();
+      }
+    };
+    // Create: the toolbar's 新增部门, the name, 确 认.
+    await page.getByRole('button', { name: antdLabel('新增部门') }).click();
+    await dialog.locator('input:not([role="combobox"])').first().fill('Branch east');
+    let sent = answer('POST');
+    await dialog.getByRole('button', { name: antdLabel('确认') }).click();
+    expect((await sent).status()).toBe(200);
+    await rowOf('Branch east').waitFor();
+    expect(await orgs()).toContain('Branch east');
+    // Edit: the row's 修改, a new name, 确 认 (PUT, no version from vben).
+    await rowOf('Branch east').getByRole('button', { name: antdLabel('修改') }).click();
+    const name = dialog.locator('input:not([role="combobox"])').first();
+    await name.fill('Branch west');
+    sent = answer('PUT');
+    await dialog.getByRole('button', { name: antdLabel('确认') }).click();
+    expect((await sent).status()).toBe(200);
+    await rowOf('Branch west').waitFor();
+    expect(await orgs()).toContain('Branch west');
+    await page.screenshot({ path: join(SHOTS, 'dept-edited.png') });
+    // Delete: the row's 删除, then its confirmation.
+    await rowOf('Branch west').getByRole('button', { name: antdLabel('删除') }).click();
+    sent = answer('DELETE');
+    await page.locator('.ant-popover:visible, .ant-popconfirm:visible').getByRole('button', { name: /^\s*(确\s*定|确\s*认|OK)\s*$/ }).click();
+    expect((await sent).status()).toBe(200);
+    await rowOf('Branch west').waitFor({ state: 'detached' });
+    expect(await orgs()).not.toContain('Branch west');
+    expect(vben.pageErrors).toEqual([]);
+  }, 300_000);
+
   /** Live sessions of our admin (user 1) in the server's database. */
   const liveSessions = () => {
     const db = new Database(join(api.dir, 'admin.db'));
