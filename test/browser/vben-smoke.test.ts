@@ -2,8 +2,10 @@
 // opened in Chromium next to our Bun server, which speaks vben's dialect under /vben (issue 31).
 // It checks that the real client installs, starts and renders its login page; that a wrong
 // password shows our message once (403, no logout loop); that our admin logs in and the four
-// system pages (user, role, menu, dept) list our data; and records every call it made to the API
-// base (test-output/vben-smoke/). The first run installs the client (minutes; see
+// system pages (user, role, menu, dept) list our data; that the dept page's create, edit and delete
+// land in our organisations; that a session ended on the server sends vben to its login page once;
+// that vben's own logout ends our session; and records every call it made to the API base
+// (test-output/vben-smoke/). The first run installs the client (minutes; see
 // test/browser/support/vben-client.ts), later runs reuse the installed tree.
 // Alone: `npx bun test test/browser/vben-smoke.test.ts`.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
