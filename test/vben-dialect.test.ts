@@ -233,6 +233,7 @@ for (const runtime of RUNTIMES) {
       test('role list, menu tree, name-exists / path-exists', async () => {
         const perm = await t.call('POST', '/app/sysRole/add', { token: admin, body: { name: 'Perm', code: 'vb_perm' } });
         await t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: perm.data.id, menuIds: [3, 2] } });
+        rts['POST role'] = rt((await vok('POST', '/system/role', admin, { name: 'Counted', status: 1, permissions: ['2', '3'] })).res);
         const roles = await vok('GET', '/system/role/list?page=1&pageSize=20', admin);
         rts['GET role/list'] = rt(roles.res);
         expect(roles.body.data.items.find((r: any) => r.code === 'superAdmin')).toMatchObject({ id: expect.any(String), status: 1, permissions: [] });
@@ -279,14 +280,38 @@ for (const runtime of RUNTIMES) {
         expect(await t.row(`SELECT id FROM menus WHERE name LIKE 'Vb%'`)).toBeNull();
       });
 
-      test("the module's own request rules apply: a login name with a space, the role form", async () => {
+      test("the module's own request rules apply: a login name with a space; a role's name and menus are edited on /app", async () => {
         const r = await v('POST', '/system/user', { token: admin, body: { name: 'bad name', status: 1 } });
         expect(r.status).toBe(400);
         expect(r.body.error).toStartWith('name:');
         expect(await t.row(`SELECT id FROM users WHERE login_name = 'bad name'`)).toBeNull();
-        const role = await v('POST', '/system/role', { token: admin, body: { name: 'R', status: 1, remark: '', permissions: ['1'] } });
-        expect(role.status).toBe(400);
-        expect(role.body.error).toContain('/app/sysRole');
+        const edit = await v('PUT', '/system/role/1', { token: admin, body: { name: 'R', status: 1, remark: '', permissions: ['1'] } });
+        expect(edit.status).toBe(400);
+        expect(edit.body.error).toContain('/app/sysRole');
+      });
+
+      test('the role form creates a role with its menus in one write (a code made up for it), as vben sends it', async () => {
+        const menuIds = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IN ('sys:user:page', 'sys:user:detail') ORDER BY id`)).map((r) => String(r.id));
+        const r = await v('POST', '/system/role', { token: admin, body: { name: 'Readers', status: 1, remark: 'made in vben', permissions: menuIds } });
+        expect(r.status).toBe(200);
+        expect(r.body.data).toMatchObject({ name: 'Readers', status: 1, remark: 'made in vben', permissions: menuIds });
+        expect(r.body.data.code).toMatch(/^vben_[0-9a-f]{12}$/);
+        const granted = await t.rows<{ menu_id: number }>('SELECT menu_id FROM role_menu WHERE role_id = ? ORDER BY menu_id', Number(r.body.data.id));
+        expect(granted.map((g) => String(g.menu_id))).toEqual(menuIds);
+        // The list shows it with its menus; a second role of the same name gets its own code.
+        const again = await v('POST', '/system/role', { token: admin, body: { name: 'Readers', status: 0 } });
+        expect(again.status).toBe(200);
+        expect(again.body.data.code).not.toBe(r.body.data.code);
+        const listed = (await vok('GET', '/system/role/list?page=1&pageSize=50&name=Readers', admin)).body.data.items as { id: string; permissions: string[] }[];
+        expect(listed.find((x) => x.id === r.body.data.id)?.permissions).toEqual(menuIds);
+        // An unknown menu: 400 naming it, and no role behind.
+        const roles = await t.count('roles');
+        const unknown = await v('POST', '/system/role', { token: admin, body: { name: 'Ghost', status: 1, permissions: ['999999'] } });
+        expect(unknown.status).toBe(400);
+        expect(unknown.body.error).toContain('999999');
+        expect(await t.count('roles')).toBe(roles);
+        expect((await v('POST', '/system/role', { token: admin, body: { status: 1 } })).status).toBe(400);
+        expect(await t.count('roles')).toBe(roles);
       });
 
       test('a delegated admin: scope and containment hold through the dialect', async () => {
@@ -316,11 +341,29 @@ for (const runtime of RUNTIMES) {
         const widen = await v('PUT', `/system/role/${wide.data.id}`, { token: helper, body: { status: 1 } });
         expect(widen.status).toBe(403);
         expect((await t.row<{ status: string }>('SELECT status FROM roles WHERE id = ?', wide.data.id))?.status).toBe('disabled');
+        // Creating a role: sys:role:add alone (no grantMenu) may not give it menus; with grantMenu,
+        // only menus the helper holds. Refused whole: no role behind.
+        const rolesBefore = await t.count('roles');
+        const holdsAdd = ['sys:role:add'];
+        const addMenus = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission IN (SELECT value FROM json_each(?))`, JSON.stringify(holdsAdd))).map((r) => r.id);
+        await t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role.data.id, menuIds: [...menuIds, ...addMenus] } });
+        const mine = menuIds.map(String);
+        const noGrantCode = await v('POST', '/system/role', { token: helper, body: { name: 'Mine', status: 1, permissions: mine } });
+        expect([noGrantCode.status, noGrantCode.body.error]).toEqual([403, expect.stringContaining('sys:role:grantMenu')]);
+        const grantMenuIds = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission = 'sys:role:grantMenu'`)).map((r) => r.id);
+        await t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role.data.id, menuIds: [...menuIds, ...addMenus, ...grantMenuIds] } });
+        const notHeld = (await t.row<{ id: number }>(`SELECT id FROM menus WHERE permission = 'sys:backup:download'`))!.id;
+        const widen2 = await v('POST', '/system/role', { token: helper, body: { name: 'Wider', status: 1, permissions: [...mine, String(notHeld)] } });
+        expect([widen2.status, widen2.body.error]).toEqual([403, expect.stringContaining('hold yourself')]);
+        expect(await t.count('roles')).toBe(rolesBefore);
+        const held = await v('POST', '/system/role', { token: helper, body: { name: 'Mine', status: 1, permissions: mine } });
+        expect(held.status).toBe(200);
+        expect(await t.count('roles')).toBe(rolesBefore + 1);
         // No code, no call: the helper cannot create users or read the departments.
         expect((await v('POST', '/system/user', { token: helper, body: { name: 'vb_x' } })).status).toBe(403);
         expect((await v('GET', '/system/dept/list', { token: helper })).status).toBe(403);
         const refusedRows = await t.rows<{ status: number }>(`SELECT status FROM op_log WHERE operator_name = 'vb_helper' AND path LIKE '/vben/%' ORDER BY id`);
-        expect(refusedRows.map((r) => r.status)).toEqual([403, 403, 403, 403, 403]);
+        expect(refusedRows.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403, 200, 403]);
       });
 
       test('a revoked session answers 401 on the next call (vben: back to its login page, once)', async () => {

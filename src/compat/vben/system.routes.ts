@@ -5,7 +5,7 @@ import { describeZodError } from '../../http/errors.ts';
 import { ok } from '../../http/respond.ts';
 import { addMenu, deleteMenus, editMenu, MenuAddRequest, MenuEditRequest, menuTree } from '../../modules/menus/index.ts';
 import { addOrg, deleteOrgs, editOrg, orgDetail, OrgAddRequest, OrgEditRequest, orgTree } from '../../modules/orgs/index.ts';
-import { changeRoleStatus, deleteRoles, pageRoles } from '../../modules/roles/index.ts';
+import { AddRoleRequest, addRole, changeRoleStatus, deleteRoles, pageRoles } from '../../modules/roles/index.ts';
 import { AddUserRequest, addUser, changeUserStatus, deleteUsers, EditUserRequest, editUser, pageUsers, userDetail } from '../../modules/users/index.ts';
 import { read, write } from './guard.ts';
 import { toVbenDept, toVbenMenu, toVbenRole, toVbenUser } from './records.ts';
@@ -79,11 +79,18 @@ const DeptWrite = z.strictObject({
 });
 
 /**
- * vben's role form sets name, status, remark and the menu grants in one call; ours are two
- * operations (add/edit, grantMenu) with their own codes and containment, and vben sends no role
- * code. Mapping it would take two writes that can half-succeed: refused, with where to go instead.
+ * vben's role form sets name, status, remark and the menu grants in one call. Creating is mapped:
+ * our addRole takes the menus into its own batch (one write, grantMenu's rules). Editing a role's
+ * name, remark or menus would be two of our writes (edit, grantMenu) that could half-succeed:
+ * refused, with where to go instead; the status switch is mapped.
  */
-const ROLE_FORM = 'The role form is not supported by this service: roles are created, edited and granted menus through /app/sysRole (the status switch and delete work here)';
+const ROLE_EDIT = "Editing a role's name, remark or menus here is not supported: do it through /app/sysRole (edit, grantMenu); the status switch, create and delete work here";
+const RoleCreate = z.looseObject({
+  name: text(64).min(1, 'is required'),
+  status: Status.optional(),
+  remark: text(255).nullable().optional(),
+  permissions: z.array(Id).max(1000, 'at most 1000 menus').optional(),
+});
 
 const USER_NAMES = { loginName: 'name', orgId: 'deptId' };
 const DEPT_NAMES = { parentId: 'pid' };
@@ -185,13 +192,19 @@ export function systemRoutes() {
         const result = await pageRoles(c.get('deps'), c.get('run'), { ...paging(c), params: { name: q.name || undefined, status: statusFilter(q.status) } }, { menuIds: true });
         return ok(c, { items: result.records.map(toVbenRole), total: result.total });
       })
-      .post('/system/role', ...write('sys:role:add', 'sysRole', 'add'), () => {
-        throw badRequest(ROLE_FORM);
+      .post('/system/role', ...write('sys:role:add', 'sysRole', 'add'), async (c) => {
+        const v = await body(c, RoleCreate);
+        // vben's roles have no code; ours need a unique one: made up, and shown in our own console.
+        const code = `vben_${c.get('deps').ids.uuid().replace(/-/g, '').slice(0, 12)}`;
+        const input = ours(AddRoleRequest, { name: v.name, code, status: v.status, remark: v.remark ?? undefined });
+        const menuIds = [...new Set(v.permissions ?? [])];
+        const role = await addRole(c.get('deps'), c.get('run'), input, { menuIds });
+        return ok(c, toVbenRole({ ...role, menuIds }));
       })
       .put('/system/role/:id', ...write('sys:role:changeStatus', 'sysRole', 'changeStatus'), async (c) => {
         const id = pathId(c);
         const v = await body(c, z.looseObject({ status: Status.optional() }));
-        if (!v.status || Object.keys(v).length !== 1) throw badRequest(ROLE_FORM);
+        if (!v.status || Object.keys(v).length !== 1) throw badRequest(ROLE_EDIT);
         await changeRoleStatus(c.get('deps'), c.get('run'), { id, status: v.status });
         return ok(c, null);
       })

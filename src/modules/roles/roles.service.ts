@@ -81,7 +81,7 @@ function scopeStatements(roleId: number | ReturnType<typeof sql>, dataScope: Dat
 const unknownOrgs = (run: Runner, orgIds: number[]) => async () =>
   badRequest(unknownIdsMessage('scopeOrgIds', 'organisation', await missingIds(run, 'orgs', orgIds)));
 
-async function requireCode(run: Runner, code: 'sys:role:changeStatus' | 'sys:role:grantDataScope' | 'sys:role:requireMfa', field: string) {
+async function requireCode(run: Runner, code: 'sys:role:changeStatus' | 'sys:role:grantDataScope' | 'sys:role:requireMfa' | 'sys:role:grantMenu', field: string) {
   if (!(await callerHolds(run, code))) throw forbidden(`${field}: changing it also requires the permission ${code}`);
 }
 
@@ -89,6 +89,8 @@ async function requireCode(run: Runner, code: 'sys:role:changeStatus' | 'sys:rol
 const GRANT_DATA_SCOPE_NEEDED = 'dataScope: changing it also requires the permission sys:role:grantDataScope';
 /** code_required's answer when the field is mfaRequired. */
 const REQUIRE_MFA_NEEDED = 'mfaRequired: setting it also requires the permission sys:role:requireMfa';
+/** code_required's answer when a new role comes with menus (addRole's `grant`). */
+const GRANT_MENU_NEEDED = 'menuIds: granting menus also requires the permission sys:role:grantMenu';
 
 /** The rows a page of roles selects for `params` (FROM and WHERE only), for anything that must select the same rows. */
 export function roleFilter(p: RolePageInput['params']) {
@@ -149,11 +151,21 @@ export async function roleDetail(run: Runner, id: number) {
  * Adds a role; its data scope defaults to `self`. Choosing one (dataScope/scopeOrgIds) also needs
  * sys:role:grantDataScope, and a scope wider than the caller's own is refused (403) inside the write.
  */
-export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
+/**
+ * `grant` (the vben dialect, whose role form creates a role with its menus in one call): the role
+ * is created with these menus in the same batch, under grantMenu's rules: the caller also holds
+ * sys:role:grantMenu, a delegated admin grants only menus they hold, the role ends within their
+ * authority (403), an unknown menu is 400; refused, nothing is created.
+ */
+export async function addRole(deps: Ports, run: Runner, input: AddRoleInput, grant?: { menuIds: readonly number[] }) {
   const auth = await run.caller();
   const now = isoNow(deps.clock);
   if (input.dataScope !== undefined || input.scopeOrgIds !== undefined) await requireCode(run, 'sys:role:grantDataScope', 'dataScope');
   if (input.mfaRequired !== undefined) await requireCode(run, 'sys:role:requireMfa', 'mfaRequired');
+  const menuIds = grant?.menuIds ?? [];
+  const granting = menuIds.length > 0;
+  if (granting) await requireCode(run, 'sys:role:grantMenu', 'menuIds');
+  const menuList = JSON.stringify(menuIds);
   const dataScope = input.dataScope ?? 'self';
   const orgIds = scopeValues(dataScope, input.scopeOrgIds);
   // A taken code is answered by the unique index (409) when the batch runs: no read before; the
@@ -167,6 +179,11 @@ export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
       // than theirs as it stands (a new role carries no menu yet: its scope is all it carries).
       ...(scoping ? holdsGuard(auth, 'sys:role:grantDataScope') : []),
       ...(input.mfaRequired !== undefined ? holdsGuard(auth, 'sys:role:requireMfa') : []),
+      ...(granting ? holdsGuard(auth, 'sys:role:grantMenu') : []),
+      // grantMenu's rule for a role that has no menu yet: every menu given is one the caller holds.
+      ...(granting && !auth.isSuperAdmin
+        ? [guardStatement('outside_authority', sql`EXISTS (SELECT 1 FROM json_each(${menuList}) gj WHERE gj.value NOT IN ${heldMenuIds(auth.userId)})`)]
+        : []),
       ...scopeWidensGuard(auth, { kind: dataScope, orgIds }),
       qb
         .insertInto('roles')
@@ -183,12 +200,22 @@ export async function addRole(deps: Ports, run: Runner, input: AddRoleInput) {
         })
         .compile(),
       ...(orgIds.length > 0 ? scopeStatements(newId, dataScope, orgIds) : []),
+      // An unknown menu fails the batch on role_menu's foreign key (400).
+      ...(granting ? [sql`INSERT INTO role_menu (role_id, menu_id) SELECT ${newId}, value FROM json_each(${menuList})`.compile(qb)] : []),
+      ...(granting ? roleAuthorityGuard(auth, newId) : []),
       roleRowQuery({ code: input.code }),
     ],
     errors: {
       unique: codeTaken(input.code),
-      foreignKey: unknownOrgs(run, orgIds),
-      messages: { code_required: scoping ? GRANT_DATA_SCOPE_NEEDED : REQUIRE_MFA_NEEDED },
+      foreignKey: async () => {
+        const missingMenus = granting ? await missingIds(run, 'menus', [...menuIds]) : [];
+        if (missingMenus.length > 0) return badRequest(unknownIdsMessage('menuIds', 'menu', missingMenus));
+        return unknownOrgs(run, orgIds)();
+      },
+      messages: {
+        code_required: scoping ? GRANT_DATA_SCOPE_NEEDED : input.mfaRequired !== undefined ? REQUIRE_MFA_NEEDED : GRANT_MENU_NEEDED,
+        outside_authority: 'menuIds: you can only grant menus you hold yourself',
+      },
     },
     finish: lastRole,
   });
