@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { ADMIN_PASSWORD, D1_START_MS, makeTestApp, RUNTIMES, type AnyTestApp } from './support/app.ts';
 import { userWithTotp } from './support/mfa.ts';
+import { userWithCodes } from './support/rbac.ts';
 import { SECOND_FACTOR_ELSEWHERE } from '../src/compat/messages.ts';
 
 // The vue-vben-admin dialect (src/compat/vben, docs/vben.md) through app.request, on Bun and on a
@@ -364,6 +365,21 @@ for (const runtime of RUNTIMES) {
         expect((await v('GET', '/system/dept/list', { token: helper })).status).toBe(403);
         const refusedRows = await t.rows<{ status: number }>(`SELECT status FROM op_log WHERE operator_name = 'vb_helper' AND path LIKE '/vben/%' ORDER BY id`);
         expect(refusedRows.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403, 200, 403]);
+      });
+
+      test("the status switch is changeStatus, with its own code: sys:user:edit alone does not switch a user", async () => {
+        const editor = await userWithCodes(t, ['sys:user:page', 'sys:user:edit', 'sys:role:page'], `vb_editor_${runtime}`);
+        const target = await t.call('POST', '/app/sysUser/add', { token: admin, body: { loginName: `vb_target_${runtime}`, password: PASSWORD } });
+        const before = await t.row('SELECT status, version FROM users WHERE id = ?', target.data.id);
+        const r = await v('PUT', `/system/user/${target.data.id}`, { token: editor.token, body: { status: 0 } });
+        expect([r.status, r.body.error]).toEqual([403, 'status: changing it requires the permission sys:user:changeStatus']);
+        expect(await t.row('SELECT status, version FROM users WHERE id = ?', target.data.id)).toEqual(before);
+        // The same through /app's own route, which asks for the code at its door.
+        expect((await t.call('POST', '/app/sysUser/changeStatus', { token: editor.token, body: { id: target.data.id, status: 'disabled' } })).status).toBe(403);
+        // With the code, the switch works.
+        const switcher = await userWithCodes(t, ['sys:user:page', 'sys:user:edit', 'sys:user:changeStatus'], `vb_switcher_${runtime}`);
+        expect((await v('PUT', `/system/user/${target.data.id}`, { token: switcher.token, body: { status: 0 } })).status).toBe(200);
+        expect((await t.row<{ status: string }>('SELECT status FROM users WHERE id = ?', target.data.id))?.status).toBe('disabled');
       });
 
       test('a revoked session answers 401 on the next call (vben: back to its login page, once)', async () => {

@@ -362,6 +362,8 @@ export async function deleteRoles(run: Runner, ids: number[]) {
 export async function changeRoleStatus(deps: Ports, run: Runner, input: { id: number; status: 'enabled' | 'disabled' }) {
   const auth = await run.caller();
   const batch: CompiledQuery[] = [
+    // The operation's own code, whichever route asked.
+    ...holdsGuard(auth, 'sys:role:changeStatus'),
     roleExistsGuard(input.id),
     ...roleAuthorityGuard(auth, sql`(SELECT ${input.id})`),
     ...roleHoldersGuard(auth, sql`(SELECT ${input.id})`),
@@ -372,7 +374,9 @@ export async function changeRoleStatus(deps: Ports, run: Runner, input: { id: nu
       .compile(),
   ];
   if (input.status === 'disabled') batch.push(lastSuperAdminGuard());
-  await run.write(writeOf(batch, { messages: { out_of_scope: 'Role not found', outside_authority: ROLE_OUTSIDE } }));
+  await run.write(
+    writeOf(batch, { messages: { out_of_scope: 'Role not found', outside_authority: ROLE_OUTSIDE, code_required: 'status: changing it requires the permission sys:role:changeStatus' } }),
+  );
 }
 
 /**

@@ -355,17 +355,23 @@ export async function deleteUsers(run: Runner, ids: number[]) {
  * Enables or disables a user; disabling revokes the user's sessions in the same write. A holder of
  * the superAdmin role only by a super admin (403).
  */
+const STATUS_CODE_NEEDED = 'status: changing it requires the permission sys:user:changeStatus';
+
 export async function changeUserStatus(deps: Ports, run: Runner, input: { id: number; status: 'enabled' | 'disabled' }) {
   const auth = await run.caller();
   if (input.status === 'disabled' && input.id === auth.userId) throw badRequest('status: you cannot disable your own account');
   const touch = { userIds: [input.id] };
   // Enforced by the guards of the batch; run only to explain a refusal.
   const checks = async () => {
+    if (!(await callerHolds(run, 'sys:user:changeStatus'))) throw forbidden(STATUS_CODE_NEEDED);
     await requireUser(run, input.id);
     await assertMayTouchSuperAdmin(run, auth, touch, ONLY_SUPER.changeStatus);
   };
   const now = isoNow(deps.clock);
   const batch: CompiledQuery[] = [
+    // The operation's own code, whichever route asked (a dialect may map a status switch onto a
+    // route guarded by another code, e.g. vben's PUT user).
+    ...holdsGuard(auth, 'sys:user:changeStatus'),
     userExistsGuard(input.id),
     ...userScopeGuard(auth, [input.id]),
     ...superAdminOnly(auth, touch),
@@ -377,7 +383,7 @@ export async function changeUserStatus(deps: Ports, run: Runner, input: { id: nu
       .compile(),
   ];
   if (input.status === 'disabled') batch.push(revokeSessions([input.id], now), lastSuperAdminGuard());
-  await run.write(writeOf(batch, userErrors(ONLY_SUPER.changeStatus), checks));
+  await run.write(writeOf(batch, userErrors(ONLY_SUPER.changeStatus, { messages: { code_required: STATUS_CODE_NEEDED } }), checks));
 }
 
 /**
