@@ -3,7 +3,7 @@
 // It checks that the real client installs, starts and renders its login page; that a wrong
 // password shows our message once (403, no logout loop); that our admin logs in and the four
 // system pages (user, role, menu, dept) list our data; that the dept page's create, edit and delete
-// land in our organisations; that a session ended on the server sends vben to its login page once;
+// land in our organisations; that the role form creates a role with its menus and the row deletes it; that a session ended on the server sends vben to its login page once;
 // that vben's own logout ends our session; and records every call it made to the API base
 // (test-output/vben-smoke/). The first run installs the client (minutes; see
 // test/browser/support/vben-client.ts), later runs reuse the installed tree.
@@ -216,6 +216,45 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     expect((await sent).status()).toBe(200);
     await rowOf('Branch west').waitFor({ state: 'detached' });
     expect(await orgs()).not.toContain('Branch west');
+    expect(vben.pageErrors).toEqual([]);
+  }, 300_000);
+
+  test('the role page: the role form creates a role with a menu ticked in its tree (one write), the row\'s delete removes it', async () => {
+    const { page } = vben;
+    const listed = page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/role/list`), { timeout: 120_000 });
+    await page.goto(`${dev.url}/system/role`, { timeout: 180_000 });
+    await listed;
+    const antdLabel = (text: string) => new RegExp(`^\\s*${[...text].join('\\s*')}\\s*$`);
+    const drawer = page.getByRole('dialog');
+    const answer = (method: string) => page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/role`) && r.request().method() === method, { timeout: 60_000 });
+    const menusLoaded = page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/menu/list`), { timeout: 60_000 });
+    await page.getByRole('button', { name: antdLabel('新增角色') }).click();
+    await menusLoaded;
+    await drawer.locator('input:not([role="combobox"])').first().fill('Viewers');
+    // Tick the first node of the permissions tree (our menu tree, as vben's form shows it).
+    await drawer.getByRole('checkbox').first().click();
+    const sent = answer('POST');
+    await drawer.getByRole('button', { name: antdLabel('确认') }).click();
+    const res = await sent;
+    expect(res.status()).toBe(200);
+    const posted = JSON.parse(res.request().postData() ?? '{}') as { name: string; permissions?: string[] };
+    expect(posted.name).toBe('Viewers');
+    expect(posted.permissions?.length ?? 0).toBeGreaterThan(0);
+    const created = ((await res.json()) as { data: { id: string } }).data;
+    const db = new Database(join(api.dir, 'admin.db'));
+    const granted = (db.query('SELECT menu_id FROM role_menu WHERE role_id = ? ORDER BY menu_id').all(Number(created.id)) as { menu_id: number }[]).map((r) => String(r.menu_id));
+    db.close();
+    expect(granted).toEqual([...posted.permissions!].sort((a, b) => Number(a) - Number(b)));
+    const row = page.locator('.vxe-body--row', { hasText: 'Viewers' }).first();
+    await row.waitFor();
+    await page.screenshot({ path: join(SHOTS, 'role-created.png') });
+    // The operation column is fixed to the right: vxe renders it as its own rows, under the same rowid.
+    const rowid = await row.getAttribute('rowid');
+    await page.locator(`.vxe-body--row[rowid="${rowid}"]`).getByRole('button', { name: antdLabel('删除') }).first().click();
+    const removed = answer('DELETE');
+    await page.locator('.ant-popover:visible, .ant-popconfirm:visible').getByRole('button', { name: /^\s*(确\s*定|确\s*认|OK)\s*$/ }).click();
+    expect((await removed).status()).toBe(200);
+    await row.waitFor({ state: 'detached' });
     expect(vben.pageErrors).toEqual([]);
   }, 300_000);
 
