@@ -174,15 +174,26 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     expect(vben.pageErrors).toEqual([]);
   }, 900_000);
 
+  /** An antd button's label as antd renders it (two CJK characters get a space between them). */
+  const antdLabel = (text: string) => new RegExp(`^\\s*${[...text].join('\\s*')}\\s*$`);
+  /** Opens one of vben's system pages as a user would, once its list has answered. */
+  const openSystemPage = async (view: string) => {
+    const listed = vben.page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/${view}/list`), { timeout: 120_000 });
+    await vben.page.goto(`${dev.url}/system/${view}`, { timeout: 180_000 });
+    await listed;
+  };
+  /** The next answer to a `method` call on `/system/<view>`. */
+  const answerOf = (view: string, method: string) =>
+    vben.page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/${view}`) && r.request().method() === method, { timeout: 60_000 });
+  /** Confirms the open row popconfirm (antd: 确 定 / 确 认). */
+  const confirmPopover = () => vben.page.locator('.ant-popover:visible, .ant-popconfirm:visible').getByRole('button', { name: /^\s*(确\s*定|确\s*认|OK)\s*$/ }).click();
+
   test('the dept page: create, edit and delete through vben\'s own modal and row buttons, each one call that lands in our organisations', async () => {
     const { page } = vben;
-    const listed = page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/dept/list`), { timeout: 120_000 });
-    await page.goto(`${dev.url}/system/dept`, { timeout: 180_000 });
-    await listed;
-    const antdLabel = (text: string) => new RegExp(`^\\s*${[...text].join('\\s*')}\\s*$`);
+    await openSystemPage('dept');
     const dialog = page.getByRole('dialog');
     const rowOf = (name: string) => page.locator('.vxe-body--row', { hasText: name }).first();
-    const answer = (method: string) => page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/dept`) && r.request().method() === method, { timeout: 60_000 });
+    const answer = (method: string) => answerOf('dept', method);
     const orgs = async () => {
       const db = new Database(join(api.dir, 'admin.db'));
       try {
@@ -212,7 +223,7 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     // Delete: the row's 删除, then its confirmation.
     await rowOf('Branch west').getByRole('button', { name: antdLabel('删除') }).click();
     sent = answer('DELETE');
-    await page.locator('.ant-popover:visible, .ant-popconfirm:visible').getByRole('button', { name: /^\s*(确\s*定|确\s*认|OK)\s*$/ }).click();
+    await confirmPopover();
     expect((await sent).status()).toBe(200);
     await rowOf('Branch west').waitFor({ state: 'detached' });
     expect(await orgs()).not.toContain('Branch west');
@@ -221,12 +232,9 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
 
   test('the role page: the role form creates a role with a menu ticked in its tree (one write), the row\'s delete removes it', async () => {
     const { page } = vben;
-    const listed = page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/role/list`), { timeout: 120_000 });
-    await page.goto(`${dev.url}/system/role`, { timeout: 180_000 });
-    await listed;
-    const antdLabel = (text: string) => new RegExp(`^\\s*${[...text].join('\\s*')}\\s*$`);
+    await openSystemPage('role');
     const drawer = page.getByRole('dialog');
-    const answer = (method: string) => page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/role`) && r.request().method() === method, { timeout: 60_000 });
+    const answer = (method: string) => answerOf('role', method);
     const menusLoaded = page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/menu/list`), { timeout: 60_000 });
     await page.getByRole('button', { name: antdLabel('新增角色') }).click();
     await menusLoaded;
@@ -252,7 +260,7 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     const rowid = await row.getAttribute('rowid');
     await page.locator(`.vxe-body--row[rowid="${rowid}"]`).getByRole('button', { name: antdLabel('删除') }).first().click();
     const removed = answer('DELETE');
-    await page.locator('.ant-popover:visible, .ant-popconfirm:visible').getByRole('button', { name: /^\s*(确\s*定|确\s*认|OK)\s*$/ }).click();
+    await confirmPopover();
     expect((await removed).status()).toBe(200);
     await row.waitFor({ state: 'detached' });
     expect(vben.pageErrors).toEqual([]);
