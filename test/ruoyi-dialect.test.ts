@@ -358,12 +358,23 @@ for (const runtime of RUNTIMES) {
       const top = (await ok('GET', `/system/dept/${north}`, { token: mgr })).json.data;
       await ok('PUT', '/system/dept', { token: mgr, body: { ...top, deptName: 'North HQ' } });
       expect((await t.row(`SELECT name FROM orgs WHERE id = ?`, north))!.name).toBe('North HQ');
-      // A role with menus is two of our operations: the second one's code (sys:role:grantMenu) is
-      // checked before anything is written.
+      // A role with menus is one write under grantMenu's rules: without sys:role:grantMenu it is
+      // refused whole, no role behind.
       const held = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission = 'sys:user:page'`)).map((r) => r.id);
       const withMenus = await rc('POST', '/system/role', { token: mgr, body: { roleName: 'Sub', roleKey: `sub_${runtime}`, roleSort: 1, status: '0', menuIds: held } });
       expect(withMenus.json.msg).toMatch(/sys:role:grantMenu/);
       expect(await t.row(`SELECT id FROM roles WHERE code = ?`, `sub_${runtime}`)).toBeNull();
+      // With sys:role:grantMenu, a menu she does not hold is refused whole too (it once left the
+      // role behind: the role and its menus were two writes).
+      const grantMenu = (await t.rows<{ id: number }>(`SELECT id FROM menus WHERE permission = 'sys:role:grantMenu'`)).map((r) => r.id);
+      await t.call('POST', '/app/sysRole/grantMenu', { token: admin, body: { roleId: role, menuIds: [...menuIds, ...grantMenu] } });
+      const notHeld = (await t.row<{ id: number }>(`SELECT id FROM menus WHERE permission = 'sys:backup:download'`))!.id;
+      const wider = await rc('POST', '/system/role', { token: mgr, body: { roleName: 'Sub', roleKey: `sub_${runtime}`, roleSort: 1, status: '0', menuIds: [...held, notHeld] } });
+      expect([wider.json.code, wider.json.msg]).toEqual([500, expect.stringMatching(/hold yourself/)]);
+      expect(await t.row(`SELECT id FROM roles WHERE code = ?`, `sub_${runtime}`)).toBeNull();
+      await ok('POST', '/system/role', { token: mgr, body: { roleName: 'Sub', roleKey: `sub_${runtime}`, roleSort: 1, status: '0', menuIds: held } });
+      const sub = (await t.row<{ id: number }>(`SELECT id FROM roles WHERE code = ?`, `sub_${runtime}`))!.id;
+      expect((await t.rows<{ menu_id: number }>('SELECT menu_id FROM role_menu WHERE role_id = ?', sub)).map((r) => r.menu_id)).toEqual(held);
       // Notices go by their author's scope: the admin (no department) wrote them, out of sight.
       await t.call('POST', '/app/sysNotice/add', { token: admin, body: { title: `Admin's ${runtime}`, type: 'notice', status: 'published' } });
       expect((await ok('GET', '/system/notice/list?pageNum=1&pageSize=10', { token: mgr })).json.total).toBe(0);

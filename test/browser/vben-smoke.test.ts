@@ -204,7 +204,7 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     };
     // Create: the toolbar's 新增部门, the name, 确 认.
     await page.getByRole('button', { name: antdLabel('新增部门') }).click();
-    await dialog.locator('input:not([role="combobox"])').first().fill('Branch east');
+    await dialog.locator('input[type="text"]:not([role="combobox"])').first().fill('Branch east');
     let sent = answer('POST');
     await dialog.getByRole('button', { name: antdLabel('确认') }).click();
     expect((await sent).status()).toBe(200);
@@ -212,7 +212,7 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     expect(await orgs()).toContain('Branch east');
     // Edit: the row's 修改, a new name, 确 认 (PUT, no version from vben).
     await rowOf('Branch east').getByRole('button', { name: antdLabel('修改') }).click();
-    const name = dialog.locator('input:not([role="combobox"])').first();
+    const name = dialog.locator('input[type="text"]:not([role="combobox"])').first();
     await name.fill('Branch west');
     sent = answer('PUT');
     await dialog.getByRole('button', { name: antdLabel('确认') }).click();
@@ -238,7 +238,7 @@ describe.skipIf(!prepared.ok)(prepared.ok ? 'vue-vben-admin 5.7.0 (playground) i
     const menusLoaded = page.waitForResponse((r) => r.url().startsWith(`${apiBase}/system/menu/list`), { timeout: 60_000 });
     await page.getByRole('button', { name: antdLabel('新增角色') }).click();
     await menusLoaded;
-    await drawer.locator('input:not([role="combobox"])').first().fill('Viewers');
+    await drawer.locator('input[type="text"]:not([role="combobox"])').first().fill('Viewers');
     // Tick the first node of the permissions tree (our menu tree, as vben's form shows it).
     await drawer.getByRole('checkbox').first().click();
     const sent = answer('POST');

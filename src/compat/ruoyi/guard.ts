@@ -3,27 +3,20 @@ import type { z } from 'zod';
 import { forbidden } from '../../core/errors.ts';
 import type { PermissionCode } from '../../core/permissions.ts';
 import { callerHolds } from '../../access/held.ts';
-import { authenticate, authenticateWrite, verdictLastWrite } from '../../http/auth.ts';
+import { authenticate } from '../../http/auth.ts';
 import { describeZodError } from '../../http/errors.ts';
-import { recordOperation } from '../../http/op-log.ts';
 import type { Runner } from '../../db/runner.ts';
 import { badRequest } from '../../core/errors.ts';
 
+export { write } from '../guard.ts';
+
 /**
  * The dialect's routes are guarded by the same chain as ours (http/guard.ts), with our codes:
- * a read authenticates and the caller's verdict outranks the answer; a write also records its
- * op-log row, under our module and action names (so both APIs' rows read alike).
+ * a read authenticates and the caller's verdict outranks the answer; a write (../guard.ts) also
+ * records its op-log row, under our module and action names (so both APIs' rows read alike).
  */
 export function read(code: PermissionCode | null): [MiddlewareHandler] {
   return [authenticate(code, true)];
-}
-
-export function write(code: PermissionCode | null, module: string, action: string): [MiddlewareHandler, MiddlewareHandler, MiddlewareHandler, MiddlewareHandler] {
-  const name: MiddlewareHandler = async (c, next) => {
-    c.set('opAction', { module, action });
-    await next();
-  };
-  return [name, authenticateWrite(code), recordOperation, verdictLastWrite];
 }
 
 /** Our request schema applied to the mapped input: its rules and its messages, as a 400. */

@@ -1,8 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { AppError, badRequest } from '../../core/errors.ts';
-import { clientInfo } from '../../http/client.ts';
 import { describeZodError } from '../../http/errors.ts';
-import { issueCaptcha, login, loginLogRow, LoginRequest, logout } from '../../modules/auth/index.ts';
+import { issueCaptcha, login, loginClient, LoginRequest, logout, recordRefusedLogin } from '../../modules/auth/index.ts';
 import { loginUserInformation } from '../../modules/login-user/index.ts';
 import { ruoyiCodes } from './codes.ts';
 import { read } from './guard.ts';
@@ -15,8 +14,6 @@ import { SECOND_FACTOR_ELSEWHERE } from '../messages.ts';
 
 /** Paths whose failures are never code 401 (see respond.ts). */
 export const LOGIN_LIKE = new Set(['/login', '/captchaImage', '/register', '/unlockscreen']);
-
-const loginClient = (c: Context) => ({ ...clientInfo(c), traceId: c.get('traceId') });
 
 export { SECOND_FACTOR_ELSEWHERE };
 
@@ -37,8 +34,7 @@ export const loginRoutes = new Hono()
     if (!parsed.success) {
       // A refused body is an attempt too (as on POST /auth/login): its login-log row, then the 400.
       const err = badRequest(describeZodError(parsed.error).replace(/^loginName/, 'username'));
-      const name = typeof body.username === 'string' ? body.username.trim().slice(0, 64) : '';
-      await c.get('run').record([loginLogRow(c.get('deps').clock, loginClient(c), name, 'failure', err.message, null)]);
+      await recordRefusedLogin(c, typeof body.username === 'string' ? body.username.trim().slice(0, 64) : '', err.message);
       throw err;
     }
     const result = await login(c.get('deps'), c.get('run'), parsed.data, loginClient(c));

@@ -3,10 +3,9 @@ import { z } from 'zod';
 import { AppError, badRequest, forbidden } from '../../core/errors.ts';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { authenticate, verifyToken } from '../../http/auth.ts';
-import { clientInfo } from '../../http/client.ts';
 import { describeZodError } from '../../http/errors.ts';
 import { ok } from '../../http/respond.ts';
-import { login, loginLogRow, logout, logoutSession } from '../../modules/auth/index.ts';
+import { login, loginClient, logout, logoutSession, recordRefusedLogin } from '../../modules/auth/index.ts';
 import { loginUserInformation } from '../../modules/login-user/index.ts';
 import { read } from './guard.ts';
 import { homePathOf, toVbenRoutes } from './menu-routes.ts';
@@ -24,7 +23,6 @@ const VbenLogin = z.looseObject({
   securityCode: z.string().nullish(),
 });
 
-const loginClient = (c: Context) => ({ ...clientInfo(c), traceId: c.get('traceId') });
 
 /** POST auth/login → `{accessToken}` through our login (throttle, captcha, login log, session). */
 async function vbenLogin(c: Context) {
@@ -36,7 +34,7 @@ async function vbenLogin(c: Context) {
     // A refused body is an attempt too (as on /auth/login): its login-log row, then the 400.
     const err = badRequest(describeZodError(parsed.error));
     const named = raw && typeof raw === 'object' ? (raw as { username?: unknown }).username : undefined;
-    await run.record([loginLogRow(deps.clock, loginClient(c), typeof named === 'string' ? named.trim() : '', 'failure', err.message, null)]);
+    await recordRefusedLogin(c, typeof named === 'string' ? named.trim() : '', err.message);
     throw err;
   }
   const { username, password, codeKey, securityCode } = parsed.data;

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { PermissionCode } from '../../core/permissions.ts';
-import { authenticate, authenticateWrite, verdictLastWrite } from '../../http/auth.ts';
-import { recordOperation } from '../../http/op-log.ts';
+import { authenticate } from '../../http/auth.ts';
+export { write } from '../guard.ts';
 
 /**
  * The same chain `guarded()` gives an /app route (http/guard.ts), for a dialect path: reads are
@@ -12,10 +12,3 @@ export function read(code: PermissionCode | null): [MiddlewareHandler] {
   return [authenticate(code)];
 }
 
-export function write(code: PermissionCode, module: string, action: string): [MiddlewareHandler, MiddlewareHandler, MiddlewareHandler, MiddlewareHandler] {
-  const name: MiddlewareHandler = async (c, next) => {
-    c.set('opAction', { module, action });
-    await next();
-  };
-  return [name, authenticateWrite(code), recordOperation, verdictLastWrite];
-}

@@ -3,33 +3,26 @@ import { AppError } from '../../core/errors.ts';
 import { describeZodError } from '../../http/errors.ts';
 import { createRoute, z } from '@hono/zod-openapi';
 import { guarded } from '../../http/guard.ts';
-import { clientInfo } from '../../http/client.ts';
 import { commonErrors, createRouter, errorResponse, jsonBody } from '../../http/router.ts';
 import { issueCaptcha } from './captcha.service.ts';
-import { login, loginLogRow, logout } from './login.service.ts';
+import { login, logout } from './login.service.ts';
+import { loginClient, recordRefusedLogin } from './login-attempt.ts';
 import { CaptchaSchema, LoginAnswer, LoginRequest, PasskeyOptionsRequest, VerifyRequest, VerifyResult } from './auth.schemas.ts';
 import { loginPasskeyOptions, verifyLogin } from './login-factor.ts';
 import { PasskeyRequestOptions } from '../mfa/index.ts';
 import { ok, okResponse } from '../../http/respond.ts';
 
-/** Who is attempting: address, device and, on Workers, location. */
-function loginClient(c: Context) {
-  return { ...clientInfo(c), traceId: c.get('traceId') };
-}
-
 async function refuseLoginBody(c: Context, error: z.ZodError, raw: unknown): Promise<never> {
   const err = new AppError('BAD_REQUEST', describeZodError(error));
   const named = raw && typeof raw === 'object' ? (raw as { loginName?: unknown }).loginName : undefined;
-  const name = typeof named === 'string' ? named.trim() : '';
-  await c.get('run').record([loginLogRow(c.get('deps').clock, loginClient(c), name, 'failure', err.message, null)]);
+  await recordRefusedLogin(c, typeof named === 'string' ? named.trim() : '', err.message);
   throw err;
 }
 
 /** A refused verify body is an attempt too (its login name is not known: the row names none). */
 async function refuseVerifyBody(c: Context, error: z.ZodError): Promise<never> {
   const err = new AppError('BAD_REQUEST', describeZodError(error));
-  const name = '';
-  await c.get('run').record([loginLogRow(c.get('deps').clock, loginClient(c), name, 'failure', err.message, null)]);
+  await recordRefusedLogin(c, '', err.message);
   throw err;
 }
 
